@@ -1,0 +1,172 @@
+//===- mscclc.cpp - The mscclc command-line compiler ---------------------===//
+//
+// Reads an .mscl algorithm, evaluates it for the requested rank count and
+// prints the stage the user asks for. Every diagnostic goes through MLIR's
+// diagnostic engine, so errors read `file:line:col: error: ...` with the
+// source line and a caret, and lit can check them with
+// --verify-diagnostics.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mscclc/Frontend/Frontend.h"
+#include "mscclc/MLIRGen/MLIRGen.h"
+
+#include "mscl/IR/MsclDialect.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <optional>
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+namespace {
+
+enum class EmitKind { AST, MLIR };
+
+cl::OptionCategory mscclcCategory("mscclc options");
+
+cl::opt<std::string> inputFile(cl::Positional, cl::desc("<file.mscl>"),
+                               cl::Required, cl::cat(mscclcCategory));
+cl::opt<std::string> outputFile("o", cl::desc("Output file (default: stdout)"),
+                                cl::value_desc("file"), cl::init("-"),
+                                cl::cat(mscclcCategory));
+cl::opt<int64_t> ranks("ranks", cl::desc("Number of ranks (GPUs)"),
+                       cl::init(8), cl::cat(mscclcCategory));
+cl::opt<int64_t> gpusPerNode("gpus-per-node",
+                             cl::desc("Ranks per node (default: all)"),
+                             cl::init(0), cl::cat(mscclcCategory));
+cl::opt<int64_t> instances("instances",
+                           cl::desc("Replicate the algorithm K times"),
+                           cl::init(1), cl::cat(mscclcCategory));
+cl::list<std::string> defines("D", cl::Prefix,
+                              cl::desc("Override a parameter: -D name=value"),
+                              cl::value_desc("name=value"),
+                              cl::cat(mscclcCategory));
+cl::opt<EmitKind> emitKind(
+    "emit", cl::desc("What to print"), cl::init(EmitKind::MLIR),
+    cl::values(clEnumValN(EmitKind::AST, "ast", "the parsed syntax tree"),
+               clEnumValN(EmitKind::MLIR, "mlir", "the mscl dialect")),
+    cl::cat(mscclcCategory));
+cl::opt<bool> verifyDiagnostics(
+    "verify-diagnostics",
+    cl::desc("Check diagnostics against expected-* comments in the input"),
+    cl::init(false), cl::cat(mscclcCategory));
+
+void printVersion(llvm::raw_ostream &os) {
+  os << "mscclc " << MSCCLC_VERSION << " (MLIR " << MSCCLC_MLIR_VERSION << ")\n";
+}
+
+/// Parses `-D name=value` arguments. Reports bad ones and returns nullopt.
+std::optional<std::vector<std::pair<std::string, int64_t>>> parseDefines() {
+  std::vector<std::pair<std::string, int64_t>> result;
+  for (const std::string &define : defines) {
+    size_t eq = define.find('=');
+    int64_t value = 0;
+    if (eq == std::string::npos || eq == 0 ||
+        llvm::StringRef(define).substr(eq + 1).getAsInteger(0, value)) {
+      llvm::errs() << "mscclc: error: -D expects name=integer, got '" << define
+                   << "'\n";
+      return std::nullopt;
+    }
+    result.emplace_back(define.substr(0, eq), value);
+  }
+  return result;
+}
+
+/// Runs the compiler stages. Returns failure after an error (already
+/// reported through the diagnostic engine).
+LogicalResult compile(llvm::SourceMgr &sourceMgr, MLIRContext &ctx,
+                      const mscclc::FrontendOptions &options,
+                      llvm::raw_ostream &os) {
+  std::unique_ptr<mscclc::ast::Module> module =
+      mscclc::parseProgram(sourceMgr, ctx);
+  if (!module)
+    return failure();
+  if (emitKind == EmitKind::AST) {
+    mscclc::dumpAST(*module, os);
+    return success();
+  }
+  std::optional<mscclc::Program> program =
+      mscclc::evaluateProgram(*module, options, ctx);
+  if (!program)
+    return failure();
+  OwningOpRef<ModuleOp> ir = mscclc::generateMLIR(*program, ctx);
+  if (!ir)
+    return failure();
+  ir->print(os);
+  os << "\n";
+  return success();
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  cl::SetVersionPrinter(printVersion);
+  cl::HideUnrelatedOptions(mscclcCategory);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "mscclc: compiles .mscl collective communication algorithms\n");
+
+  if (ranks < 1 || ranks > 65536) {
+    llvm::errs() << "mscclc: error: --ranks must be between 1 and 65536\n";
+    return 1;
+  }
+  if (instances < 1 || instances > 1024) {
+    llvm::errs() << "mscclc: error: --instances must be between 1 and 1024\n";
+    return 1;
+  }
+  if (gpusPerNode < 0) {
+    llvm::errs() << "mscclc: error: --gpus-per-node must be positive\n";
+    return 1;
+  }
+  auto parsedDefines = parseDefines();
+  if (!parsedDefines)
+    return 1;
+  mscclc::FrontendOptions options;
+  options.ranks = ranks;
+  if (gpusPerNode > 0)
+    options.gpusPerNode = gpusPerNode.getValue();
+  options.instances = instances;
+  options.defines = *parsedDefines;
+
+  std::string errorMessage;
+  std::unique_ptr<llvm::MemoryBuffer> input =
+      openInputFile(inputFile, &errorMessage);
+  if (!input) {
+    llvm::errs() << "mscclc: error: " << errorMessage << "\n";
+    return 1;
+  }
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      openOutputFile(outputFile, &errorMessage);
+  if (!output) {
+    llvm::errs() << "mscclc: error: " << errorMessage << "\n";
+    return 1;
+  }
+
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+  MLIRContext ctx;
+  ctx.getOrLoadDialect<mscl::MsclDialect>();
+  ctx.printOpOnDiagnostic(false);
+
+  if (verifyDiagnostics) {
+    SourceMgrDiagnosticVerifierHandler handler(sourceMgr, &ctx);
+    (void)compile(sourceMgr, ctx, options, output->os());
+    return failed(handler.verify()) ? 1 : 0;
+  }
+  SourceMgrDiagnosticHandler handler(sourceMgr, &ctx);
+  if (failed(compile(sourceMgr, ctx, options, output->os())))
+    return 1;
+  output->keep();
+  return 0;
+}
