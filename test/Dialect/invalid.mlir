@@ -561,3 +561,22 @@ mscl.program @bad_group attributes {collective = #mscl.collective<allreduce>,
   // expected-error @+1 {{'mscl.switch_channel' op group ranks must be sorted and distinct}}
   mscl.switch_channel @sw ranks [1, 0]
 }
+
+// -----
+
+mscl.program @shared_channel attributes {collective = #mscl.collective<allreduce>,
+    ranks = 2 : i64, gpus_per_node = 2 : i64, instances = 1 : i64,
+    chunks = 1 : i64, input_chunks = 1 : i64, output_chunks = 1 : i64} {
+  mscl.buffer @input input[1]
+  mscl.buffer @output output[1]
+  mscl.channel @c memory HB 0 -> 1
+  mscl.rank 0 {
+    mscl.threadblock 0 {
+      mscl.signal [@c]
+    }
+    mscl.threadblock 1 {
+      // expected-error @+1 {{'mscl.signal' op uses channel @c in thread block 1, but thread block 0 uses it too; give each block its own channel (id)}}
+      mscl.signal [@c]
+    }
+  }
+}

@@ -50,6 +50,9 @@ private:
   llvm::StringMap<BufferOp> buffers;
   llvm::StringMap<ChannelOp> channels;
   llvm::StringMap<SwitchChannelOp> switches;
+  /// The thread block (first id) that uses each channel on its source rank.
+  llvm::StringMap<std::pair<int64_t, Operation *>> channelUser;
+  int64_t currentBlock = 0;
 };
 
 } // namespace
@@ -146,6 +149,16 @@ FailureOr<ChannelOp> ProgramChecker::lookupChannel(Operation *op,
   if (static_cast<int64_t>(it->second.getSrc()) != rank) {
     op->emitOpError() << "uses channel @" << name << " from rank "
                       << it->second.getSrc() << " on rank " << rank;
+    return failure();
+  }
+  // A channel's semaphores count the signals and waits of one thread block;
+  // two blocks sharing it would consume each other's signals.
+  auto [user, inserted] = channelUser.try_emplace(name, currentBlock, op);
+  if (!inserted && user->second.first != currentBlock) {
+    op->emitOpError() << "uses channel @" << name << " in thread block "
+                      << currentBlock << ", but thread block "
+                      << user->second.first
+                      << " uses it too; give each block its own channel (id)";
     return failure();
   }
   return it->second;
@@ -320,9 +333,11 @@ LogicalResult ProgramChecker::run() {
                                   << program.getRanks() - 1;
     if (!seenRanks.insert(rank).second)
       return rankOp.emitOpError() << "rank " << rank << " appears twice";
-    for (auto tb : rankOp.getBody().front().getOps<ThreadBlockOp>())
+    for (auto tb : rankOp.getBody().front().getOps<ThreadBlockOp>()) {
+      currentBlock = tb.getId();
       for (Operation &op : tb.getBody().front())
         ok &= succeeded(checkOp(&op, rank));
+    }
   }
   return success(ok);
 }
