@@ -1,0 +1,168 @@
+/*===- mscclc.h - The mscclc JIT API ---------------------------*- C -*-===//
+ *
+ * Compile a collective algorithm written in .mscl for a rank count, then run
+ * it on a communicator:
+ *
+ *   mscclcUniqueId id;            // rank 0: mscclcGetUniqueId(&id), then
+ *                                 // share the 128 bytes with every rank
+ *   mscclcComm_t comm;
+ *   mscclcCommInitRank(&comm, nranks, id, rank);   // on the current device
+ *   mscclcCompileOptions opts = MSCCLC_COMPILE_OPTIONS_INIT;
+ *   opts.ranks = nranks;
+ *   mscclcProgram_t prog;
+ *   mscclcProgramCompileFile(&prog, "allreduce.mscl", &opts);
+ *   mscclcProgramRun(prog, comm, send, recv, count, mscclcFloat32, mscclcSum,
+ *                    stream);
+ *   mscclcProgramCheck(prog, comm, stream);       // waits, reports kernel errors
+ *
+ * Every function returns mscclcSuccess or an error code;
+ * mscclcGetLastError() then gives a message naming what failed and why (per
+ * thread). Compilation runs the `mscclc` compiler binary (MSCCLC_COMPILER,
+ * else next to this library, else PATH) and NVRTC; see docs/jit-api.md.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef MSCCLC_MSCCLC_H
+#define MSCCLC_MSCCLC_H
+
+#include <cuda_runtime_api.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MSCCLC_MAJOR 0
+#define MSCCLC_MINOR 1
+#define MSCCLC_PATCH 0
+
+typedef enum {
+  mscclcSuccess = 0,
+  mscclcInvalidArgument = 1,
+  mscclcCudaError = 2,
+  mscclcSystemError = 3,
+  mscclcCompileError = 4,
+  mscclcDeviceError = 5, /* a kernel recorded an error (wait time-out, ...) */
+  mscclcUnsupported = 6,
+  mscclcTimeout = 7,     /* a host-side wait (bootstrap, proxy) timed out */
+  mscclcInternalError = 8,
+} mscclcResult_t;
+
+typedef enum {
+  mscclcFloat32 = 0,
+  mscclcFloat16 = 1,
+  mscclcBfloat16 = 2,
+  mscclcFloat64 = 3,
+  mscclcInt32 = 4,
+  mscclcUint32 = 5,
+  mscclcInt64 = 6,
+  mscclcUint64 = 7,
+  mscclcInt8 = 8,
+  mscclcUint8 = 9,
+} mscclcDataType_t;
+
+typedef enum {
+  mscclcSum = 0,
+  mscclcProd = 1,
+  mscclcMin = 2,
+  mscclcMax = 3,
+  mscclcAvg = 4,
+} mscclcRedOp_t;
+
+#define MSCCLC_UNIQUE_ID_BYTES 128
+typedef struct {
+  char internal[MSCCLC_UNIQUE_ID_BYTES];
+} mscclcUniqueId;
+
+typedef struct mscclcComm *mscclcComm_t;
+typedef struct mscclcProgram *mscclcProgram_t;
+
+/* Options of mscclcProgramCompile*. Zero values mean "compiler default". */
+typedef struct {
+  int ranks;            /* required: the communicator size */
+  int gpusPerNode;      /* 0: all ranks on one node */
+  int instances;        /* 0: the algorithm's default */
+  const char *const *defines; /* "name=value" strings, -D to the compiler */
+  int numDefines;
+  const char *compiler; /* path of the mscclc binary; NULL: search */
+} mscclcCompileOptions;
+
+#define MSCCLC_COMPILE_OPTIONS_INIT {0, 0, 0, NULL, 0, NULL}
+
+/* Errors. */
+const char *mscclcGetErrorString(mscclcResult_t result);
+/* The message of the last failed call on this thread ("" if none). */
+const char *mscclcGetLastError(void);
+int mscclcGetVersion(void); /* MAJOR*10000 + MINOR*100 + PATCH */
+
+/* Communicators. */
+/* Starts a bootstrap root in this process (or names MSCCLC_COMM_ID's). */
+mscclcResult_t mscclcGetUniqueId(mscclcUniqueId *id);
+/* Builds the id of a root that rank 0 hosts at "host:port" (torchrun's
+ * MASTER_ADDR/MASTER_PORT): every rank computes it without communication. */
+mscclcResult_t mscclcUniqueIdFromAddress(mscclcUniqueId *id,
+                                         const char *hostPort);
+/* One process per GPU: collective over `nranks` ranks, on the current device. */
+mscclcResult_t mscclcCommInitRank(mscclcComm_t *comm, int nranks,
+                                  mscclcUniqueId id, int rank);
+/* One process, several GPUs: comms[i] is rank i on devices[i] (NULL: 0..n-1). */
+mscclcResult_t mscclcCommInitAll(mscclcComm_t *comms, int ndev,
+                                 const int *devices);
+mscclcResult_t mscclcCommDestroy(mscclcComm_t comm);
+mscclcResult_t mscclcCommRank(mscclcComm_t comm, int *rank);
+mscclcResult_t mscclcCommCount(mscclcComm_t comm, int *nranks);
+mscclcResult_t mscclcCommDevice(mscclcComm_t comm, int *device);
+
+/* Programs. */
+mscclcResult_t mscclcProgramCompileFile(mscclcProgram_t *program,
+                                        const char *path,
+                                        const mscclcCompileOptions *options);
+mscclcResult_t mscclcProgramCompileString(mscclcProgram_t *program,
+                                          const char *source,
+                                          const mscclcCompileOptions *options);
+/* Already generated code: `mscclc --emit=cuda` output and its plan. */
+mscclcResult_t mscclcProgramCreateFromGenerated(mscclcProgram_t *program,
+                                                const char *cudaSource,
+                                                const char *planJson);
+mscclcResult_t mscclcProgramDestroy(mscclcProgram_t program);
+/* Element counts of the send and receive buffers for a collective `count`. */
+mscclcResult_t mscclcProgramBufferCounts(mscclcProgram_t program, size_t count,
+                                         size_t *sendCount, size_t *recvCount);
+/* Whether the program was compiled in place (then send == recv). */
+mscclcResult_t mscclcProgramInPlace(mscclcProgram_t program, int *inPlace);
+
+/* Runs the program: enqueues its kernel on `stream`. The first run of a
+ * program on a communicator (and a run with a larger count or, for programs
+ * that touch the peers' user buffers, new buffers) is collective: every rank
+ * must call it. Later runs with the same buffers only launch, so they can be
+ * captured in a CUDA graph. */
+mscclcResult_t mscclcProgramRun(mscclcProgram_t program, mscclcComm_t comm,
+                                const void *sendbuff, void *recvbuff,
+                                size_t count, mscclcDataType_t dtype,
+                                mscclcRedOp_t op, cudaStream_t stream);
+/* Does the collective setup of mscclcProgramRun without launching. */
+mscclcResult_t mscclcProgramPrepare(mscclcProgram_t program, mscclcComm_t comm,
+                                    const void *sendbuff, void *recvbuff,
+                                    size_t count, mscclcDataType_t dtype,
+                                    mscclcRedOp_t op, cudaStream_t stream);
+/* Waits for `stream` and reports an error the kernels recorded (rank, block,
+ * channel, operation, .mscl line) as mscclcDeviceError. */
+mscclcResult_t mscclcProgramCheck(mscclcProgram_t program, mscclcComm_t comm,
+                                  mscclcDataType_t dtype, mscclcRedOp_t op,
+                                  cudaStream_t stream);
+/* Collective: resets the program's semaphores, epochs and scratch on every
+ * rank, after a device error. */
+mscclcResult_t mscclcProgramReset(mscclcProgram_t program, mscclcComm_t comm,
+                                  mscclcDataType_t dtype, mscclcRedOp_t op);
+
+/* Groups (one thread driving several communicators): runs between
+ * GroupStart and GroupEnd are queued; GroupEnd does their collective setup
+ * concurrently, then launches them in order. */
+mscclcResult_t mscclcGroupStart(void);
+mscclcResult_t mscclcGroupEnd(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MSCCLC_MSCCLC_H */

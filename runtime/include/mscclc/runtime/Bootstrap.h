@@ -1,0 +1,80 @@
+//===- Bootstrap.h - TCP rendezvous among the ranks -----------*- C++ -*-===//
+//
+// A communicator starts from a 128-byte unique id naming a root address and
+// port. Every rank connects to the root and tells it where it listens; the
+// root answers with every rank's address and leaves; the ranks then form a
+// TCP ring that carries all-gathers and barriers for setting up channels.
+//
+// Two ways to get the id:
+//  - createUniqueId(): starts the root in a thread of the calling process
+//    (bound to MSCCLC_BOOTSTRAP_ADDR, else the first non-loopback IPv4
+//    interface, else 127.0.0.1) and encodes its address; pass the 128 bytes
+//    to the other ranks yourself (MPI_Bcast, a file, torch.distributed).
+//  - uniqueIdFromAddress("host:port"): every rank builds the same id from a
+//    well-known address (torchrun's MASTER_ADDR, MSCCLC_COMM_ID); rank 0
+//    hosts the root there during its init.
+//
+// Every wait has a deadline (MSCCLC_BOOTSTRAP_TIMEOUT seconds, default 120):
+// a rank that never comes turns into an error, not a hang.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MSCCLC_RUNTIME_BOOTSTRAP_H
+#define MSCCLC_RUNTIME_BOOTSTRAP_H
+
+#include "mscclc/runtime/Status.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mscclc::rt {
+
+constexpr size_t kUniqueIdBytes = 128;
+
+struct UniqueId {
+  char bytes[kUniqueIdBytes];
+};
+
+/// Starts a root thread and returns its id (honours MSCCLC_COMM_ID).
+Status createUniqueId(UniqueId *id);
+/// Builds the id for a root that rank 0 hosts at `hostPort` ("addr:port",
+/// "[v6addr]:port" or "hostname:port").
+Status uniqueIdFromAddress(const std::string &hostPort, UniqueId *id);
+/// "ip:port" of the root an id names (for logs and tests).
+std::string describeUniqueId(const UniqueId &id);
+
+/// Seconds every bootstrap wait may take (MSCCLC_BOOTSTRAP_TIMEOUT).
+double bootstrapTimeoutSeconds();
+
+class Bootstrap {
+public:
+  /// Joins the rendezvous as `rank` of `nranks`; blocks until all ranks came.
+  static Status create(const UniqueId &id, int rank, int nranks,
+                       std::unique_ptr<Bootstrap> *out);
+  ~Bootstrap();
+  Bootstrap(const Bootstrap &) = delete;
+  Bootstrap &operator=(const Bootstrap &) = delete;
+
+  int rank() const { return rank_; }
+  int nranks() const { return nranks_; }
+
+  /// `data` holds nranks slices of `bytesPerRank`; slice `rank()` is this
+  /// rank's contribution, the others are filled in.
+  Status allGather(void *data, size_t bytesPerRank);
+  Status barrier();
+
+private:
+  Bootstrap(int rank, int nranks) : rank_(rank), nranks_(nranks) {}
+  int rank_;
+  int nranks_;
+  int next_ = -1; ///< Socket to rank+1.
+  int prev_ = -1; ///< Socket from rank-1.
+  uint64_t nonce_ = 0;
+};
+
+} // namespace mscclc::rt
+
+#endif // MSCCLC_RUNTIME_BOOTSTRAP_H

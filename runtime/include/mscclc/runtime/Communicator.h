@@ -1,0 +1,124 @@
+//===- Communicator.h - Ranks, devices and memory exchange ----*- C++ -*-===//
+//
+// A communicator is one rank of a group: its device, the TCP bootstrap to
+// the other ranks, what it knows of them (host, process, device), the proxy
+// thread serving its port channels, and the executors of the programs it
+// ran. Two process models:
+//  - one process per GPU: every process calls create() with the same
+//    UniqueId (mpirun, torchrun or plain processes);
+//  - one process, several GPUs: createAll() makes every communicator in one
+//    call (it runs the rendezvous on threads of its own).
+//
+// Memory is exchanged through CUDA IPC handles of whole allocations (base +
+// offset); peers in the same process use the pointer itself with peer access
+// enabled. Opened mappings are shared and reference counted.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MSCCLC_RUNTIME_COMMUNICATOR_H
+#define MSCCLC_RUNTIME_COMMUNICATOR_H
+
+#include "mscclc/runtime/Bootstrap.h"
+#include "mscclc/runtime/Cuda.h"
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace mscclc::rt {
+
+class Executor;
+class Proxy;
+
+struct PeerInfo {
+  uint64_t hostHash = 0;
+  int32_t pid = 0;
+  int32_t device = -1;
+  int32_t arch = 0;
+  char busId[32] = {};
+};
+
+/// A pointer a peer exchanged, as this rank sees it.
+struct PeerPointer {
+  void *ptr = nullptr;  ///< Usable on this rank's device; null if none.
+  uint64_t extent = 0;  ///< Bytes from ptr to the end of its allocation.
+};
+
+class Communicator {
+public:
+  static Status create(const UniqueId &id, int rank, int nranks, int device,
+                       std::unique_ptr<Communicator> *out);
+  /// One communicator per device of `devices`, rank i on devices[i].
+  static Status createAll(const std::vector<int> &devices,
+                          std::vector<std::unique_ptr<Communicator>> *out);
+  ~Communicator();
+  Communicator(const Communicator &) = delete;
+  Communicator &operator=(const Communicator &) = delete;
+
+  int rank() const { return rank_; }
+  int nranks() const { return nranks_; }
+  int device() const { return device_; }
+  int arch() const { return peers_[size_t(rank_)].arch; }
+  const PeerInfo &peer(int r) const { return peers_[size_t(r)]; }
+  bool sameProcess(int r) const;
+  bool sameHost(int r) const;
+  Bootstrap &bootstrap() { return *bootstrap_; }
+
+  /// Collective: every rank passes `local.size()` device pointers (the same
+  /// count on every rank; null allowed). Returns out[r][i] = rank r's i-th
+  /// pointer mapped for this rank (our own for r == rank()). Every mapped
+  /// pointer must be given back with release().
+  Status exchange(const std::vector<void *> &local,
+                  std::vector<std::vector<PeerPointer>> *out);
+  /// Drops the mappings exchange() made for `pointers` (closes IPC mappings
+  /// no longer used).
+  void release(const std::vector<std::vector<PeerPointer>> &pointers);
+
+  /// The proxy thread serving this rank's port channels (started lazily).
+  Status proxy(Proxy **out);
+
+  /// Executors of programs run on this communicator, keyed by the program's
+  /// id and variant (dtype, op).
+  std::mutex &executorMutex() { return executorMutex_; }
+  std::map<std::string, std::unique_ptr<Executor>> &executors() {
+    return executors_;
+  }
+  /// Drops every executor of program `programId` (called when a program is
+  /// destroyed).
+  void dropExecutors(uint64_t programId);
+
+  /// Every live communicator of this process (for dropExecutors).
+  static std::vector<Communicator *> live();
+
+private:
+  Communicator() = default;
+  Status init(const UniqueId &id, int rank, int nranks, int device);
+  Status enablePeerAccess(int peerDevice);
+
+  int rank_ = 0;
+  int nranks_ = 0;
+  int device_ = -1;
+  std::unique_ptr<Bootstrap> bootstrap_;
+  std::vector<PeerInfo> peers_;
+
+  struct Mapping {
+    void *base = nullptr;
+    int refs = 0;
+  };
+  std::mutex mappingMutex_;
+  /// Key: peer rank + the 64 bytes of the IPC handle.
+  std::map<std::string, Mapping> mappings_;
+  std::map<void *, std::string> mappingKeys_; ///< opened base -> key
+
+  std::mutex executorMutex_;
+  std::map<std::string, std::unique_ptr<Executor>> executors_;
+
+  std::mutex proxyMutex_;
+  std::unique_ptr<Proxy> proxy_;
+};
+
+} // namespace mscclc::rt
+
+#endif // MSCCLC_RUNTIME_COMMUNICATOR_H

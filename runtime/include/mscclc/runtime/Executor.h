@@ -1,0 +1,138 @@
+//===- Executor.h - One program variant on one communicator ---*- C++ -*-===//
+//
+// An Executor holds everything a program needs on one rank for one
+// (dtype, op): the loaded kernel, scratch, semaphores, persistent state
+// (LL epochs, wait counters), the error record, the proxy FIFO, and one
+// "buffer context" per pair of user buffers (the channel tables with the
+// peers' mappings). Setting these up is collective (all ranks exchange
+// handles); launching is not, and allocates, copies and synchronises
+// nothing, so it can be captured in a CUDA graph.
+//
+// Collective steps happen on the first run, when the scratch must grow (a
+// larger count) and when a plan whose channels touch the peers' user buffers
+// meets a new pair of buffers. All ranks reach them together as long as
+// they call with the same counts and change buffers at the same calls.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MSCCLC_RUNTIME_EXECUTOR_H
+#define MSCCLC_RUNTIME_EXECUTOR_H
+
+#include "mscclc/runtime/Communicator.h"
+#include "mscclc/runtime/Loader.h"
+#include "mscclc/runtime/Program.h"
+#include "mscclc/runtime/Proxy.h"
+
+#include "mscclc/device/KernelArgs.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mscclc::rt {
+
+/// The kernel's error record, decoded.
+struct DeviceError {
+  MscclcErrorRecord record{};
+  std::string message; ///< "" when record.code == 0 and the proxy is clean
+};
+
+/// Spin time-out of the kernels (MSCCLC_TIMEOUT_MS, default 30000; 0 = none).
+uint64_t kernelTimeoutNs();
+
+class Executor {
+public:
+  Executor(Communicator &comm, Program &program, std::string dtype,
+           std::string redop);
+  ~Executor();
+  Executor(const Executor &) = delete;
+  Executor &operator=(const Executor &) = delete;
+
+  /// Collective: loads the kernel, allocates and exchanges semaphores.
+  Status init();
+  /// True when prepare() for these arguments would talk to the peers.
+  bool needsCollectiveSetup(const void *input, void *output,
+                            uint64_t count) const;
+  /// May be collective (see the file comment); never enqueues work.
+  Status prepare(const void *input, void *output, uint64_t count,
+                 cudaStream_t stream);
+  /// Enqueues the kernel (and the avg scaling). prepare() must have run for
+  /// these arguments.
+  Status launch(const void *input, void *output, uint64_t count,
+                cudaStream_t stream);
+  /// Waits for `stream`, reads the error record and the proxy's errors.
+  Status check(cudaStream_t stream, DeviceError *out);
+  /// Collective: zeroes semaphores, counters, epochs, scratch, FIFO and the
+  /// error record on every rank (after a device error).
+  Status reset();
+
+  const CompileStats &compileStats() const { return compileStats_; }
+  uint64_t scratchBytes() const { return scratchBytes_; }
+
+private:
+  struct Context {
+    const void *input = nullptr;
+    void *output = nullptr;
+    uint64_t inputId = 0, outputId = 0; ///< allocation ids (reuse check)
+    void *tables = nullptr;             ///< device memory
+    MscclcMemoryChannel *memoryChannels = nullptr;
+    MscclcPortChannel *portChannels = nullptr;
+    MscclcSwitchChannel *switchChannels = nullptr;
+    std::vector<std::vector<PeerPointer>> peerUser; ///< [rank][0 in, 1 out]
+    std::vector<std::unique_ptr<ProxyChannel>> proxyChannels;
+    int index = 0;
+  };
+
+  Status ensureScratch(uint64_t count, cudaStream_t stream);
+  Status contextFor(const void *input, void *output, Context **out);
+  Status buildContext(const void *input, void *output, Context *ctx);
+  void freeContexts();
+  Status quiesce();
+  std::string describeError(const MscclcErrorRecord &r) const;
+  uint64_t allocationId(const void *ptr) const;
+
+  Communicator &comm_;
+  Program &program_;
+  const Plan &plan_;
+  const RankPlan &rankPlan_;
+  std::string dtype_, redop_;
+  size_t elemSize_ = 0;
+  bool needPeerUser_ = false;
+
+  Module module_;
+  CUfunction kernel_ = nullptr;
+  CUfunction scaleKernel_ = nullptr;
+  CompileStats compileStats_;
+
+  uint64_t *semaphores_ = nullptr; ///< nMem + nPort inbound semaphores
+  std::vector<std::vector<PeerPointer>> peerSemaphores_;
+  mscclc_u32 *blockEpoch_ = nullptr;
+  mscclc_u64 *waitCounters_ = nullptr;
+  MscclcErrorRecord *error_ = nullptr;
+
+  void *scratch_ = nullptr;
+  uint64_t scratchBytes_ = 0;
+  std::vector<std::vector<PeerPointer>> peerScratch_;
+
+  // Port channels.
+  MscclcTrigger *triggers_ = nullptr; ///< pinned host, mapped
+  volatile uint64_t *tail_ = nullptr; ///< pinned host, mapped
+  uint64_t *head_ = nullptr;          ///< device
+  MscclcTrigger *devTriggers_ = nullptr; ///< device view of triggers_
+  uint64_t *devTail_ = nullptr;          ///< device view of tail_
+  uint32_t fifoCapacity_ = 0;
+  std::unique_ptr<ProxyFifo> proxyFifo_;
+  Proxy *proxy_ = nullptr;
+  std::vector<cudaStream_t> portStreams_;
+  std::vector<uint64_t> signalCounters_;
+
+  std::map<std::string, std::unique_ptr<Context>> contexts_;
+  Context *last_ = nullptr;
+  int nextContext_ = 0;
+  uint64_t timeoutNs_ = 0;
+};
+
+} // namespace mscclc::rt
+
+#endif // MSCCLC_RUNTIME_EXECUTOR_H

@@ -1,0 +1,104 @@
+//===- Loader.h - NVRTC compile, kernel cache, module load ----*- C++ -*-===//
+//
+// Generated CUDA C++ is compiled with NVRTC for the device's architecture
+// into a cubin, which is kept in an on-disk cache keyed by the SHA-256 of
+// source + options + architecture + NVRTC version + the device headers it
+// includes. The device headers (runtime/include/mscclc/device/*.h) are
+// embedded in the library at build time, so a program compiles the same
+// wherever the library is installed.
+//
+// Cache location: MSCCLC_CACHE_DIR, else $XDG_CACHE_HOME/mscclc, else
+// ~/.cache/mscclc. MSCCLC_CACHE=0 turns it off. Entries are written to a
+// temporary file and renamed, so concurrent ranks never read half a file.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MSCCLC_RUNTIME_LOADER_H
+#define MSCCLC_RUNTIME_LOADER_H
+
+#include "mscclc/runtime/Cuda.h"
+#include "mscclc/runtime/Status.h"
+
+#include <string>
+#include <vector>
+
+namespace mscclc::rt {
+
+struct CompileRequest {
+  std::string source;
+  std::string name = "mscclc_program.cu"; ///< For diagnostics.
+  std::vector<std::string> options;       ///< Extra NVRTC options.
+  int arch = 0;                           ///< e.g. 90 for sm_90.
+};
+
+/// One embedded header, as NVRTC sees it.
+struct EmbeddedHeader {
+  const char *includeName; ///< "mscclc/device/KernelArgs.h"
+  const char *contents;
+};
+/// The headers compiled into the library.
+const std::vector<EmbeddedHeader> &embeddedHeaders();
+
+/// The NVRTC options every compile gets (arch, standard, include dirs).
+std::vector<std::string> nvrtcOptions(const CompileRequest &request);
+
+/// The cache key of a request (64 hex digits).
+std::string cacheKey(const CompileRequest &request);
+
+class KernelCache {
+public:
+  /// Reads MSCCLC_CACHE and MSCCLC_CACHE_DIR.
+  static KernelCache fromEnvironment();
+  KernelCache(std::string dir, bool enabled)
+      : dir_(std::move(dir)), enabled_(enabled) {}
+
+  bool enabled() const { return enabled_; }
+  const std::string &dir() const { return dir_; }
+  std::string pathFor(const std::string &key) const;
+  /// Sets *hit and fills *binary when a valid entry exists.
+  Status lookup(const std::string &key, std::string *binary, bool *hit) const;
+  Status store(const std::string &key, const std::string &binary) const;
+
+private:
+  std::string dir_;
+  bool enabled_;
+};
+
+struct CompileStats {
+  bool cacheHit = false;
+  double milliseconds = 0; ///< Wall time of compile or cache read.
+  std::string key;
+};
+
+/// Compiles with NVRTC (no cache). On a compile error the Status message
+/// carries NVRTC's log.
+Status compileToCubin(const CompileRequest &request, std::string *cubin);
+
+/// Cache lookup, else compile and store.
+Status compileCached(const CompileRequest &request, const KernelCache &cache,
+                     std::string *cubin, CompileStats *stats);
+
+/// The compute capability of a device as 10*major+minor.
+Status deviceArch(int device, int *arch);
+
+/// A loaded CUmodule on one device; unloads on destruction.
+class Module {
+public:
+  Module() = default;
+  ~Module();
+  Module(const Module &) = delete;
+  Module &operator=(const Module &) = delete;
+
+  Status load(int device, const std::string &cubin);
+  Status function(const std::string &name, CUfunction *out) const;
+  CUmodule get() const { return module_; }
+  int device() const { return device_; }
+
+private:
+  CUmodule module_ = nullptr;
+  int device_ = -1;
+};
+
+} // namespace mscclc::rt
+
+#endif // MSCCLC_RUNTIME_LOADER_H

@@ -1,0 +1,103 @@
+//===- Plan.h - The execution plan of a compiled program ------*- C++ -*-===//
+//
+// The typed form of `mscclc --emit=plan` (docs/plan.md). Parsing checks
+// everything the runtime later indexes with: ranks, channel indices, peer
+// indices, wait slots, so a bad plan is an error here and never an
+// out-of-bounds access in the runtime or the kernel.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MSCCLC_RUNTIME_PLAN_H
+#define MSCCLC_RUNTIME_PLAN_H
+
+#include "mscclc/runtime/Status.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mscclc::rt {
+
+/// A user or scratch buffer named in a plan.
+enum class BufferKind { Input = 0, Output = 1, Scratch = 2 };
+
+struct PlanScratch {
+  std::string name;
+  int64_t chunks = 0;
+  bool packet = false;
+};
+
+struct PlanChannel {
+  int index = 0;
+  std::string name;
+  int peer = -1;
+  bool ll = false; ///< memory channels: LL protocol (else HB)
+  int64_t id = 0;
+  int peerIndex = -1;
+  int block = 0;
+  int group = 1;
+  int waitSlot = -1;
+  bool signals = false;
+  bool waits = false;
+  bool peerInput = false, peerOutput = false, peerScratch = false;
+};
+
+struct PlanSwitchChannel {
+  int index = 0;
+  std::string name;
+  int64_t id = 0;
+  std::vector<int> ranks;
+};
+
+struct RankPlan {
+  int rank = 0;
+  std::string kernel;
+  int blocks = 0;
+  int waitSlots = 0;
+  std::vector<PlanChannel> memoryChannels;
+  std::vector<PlanChannel> portChannels;
+  std::vector<PlanSwitchChannel> switchChannels;
+};
+
+struct Plan {
+  int abiVersion = 0;
+  std::string name;
+  std::string collective;
+  int ranks = 0;
+  int gpusPerNode = 0;
+  int instances = 1;
+  int64_t chunks = 1;
+  int64_t inputChunks = 1;
+  int64_t outputChunks = 1;
+  bool inPlace = false;
+  int root = 0;
+  int threadsPerBlock = 0;
+  std::vector<std::string> dtypes;
+  std::vector<std::string> redops;
+  std::string scaleKernel;
+  bool usesPortChannels = false;
+  bool usesSwitchChannels = false;
+  std::vector<PlanScratch> scratch;
+  std::vector<RankPlan> rankPlans;
+
+  /// Elements of the input / output buffers for a collective `count`.
+  uint64_t inputElems(uint64_t count) const;
+  uint64_t outputElems(uint64_t count) const;
+  /// Bytes of the scratch region for `count` elements of `elemSize` bytes.
+  uint64_t scratchBytes(uint64_t count, uint64_t elemSize) const;
+  /// Whether any channel of `rank` touches the peer's input/output buffers
+  /// (then user buffers must be exchanged between ranks).
+  bool needsPeerUserBuffers(int rank) const;
+  bool supportsDtype(const std::string &dtype) const;
+  bool supportsRedop(const std::string &redop) const;
+};
+
+/// Parses and validates a plan.
+Status parsePlan(const std::string &json, Plan *plan);
+
+/// Element size of an MSCCLC_DTYPE name, 0 when unknown.
+size_t dtypeSize(const std::string &dtype);
+
+} // namespace mscclc::rt
+
+#endif // MSCCLC_RUNTIME_PLAN_H

@@ -1,0 +1,81 @@
+//===- Program.h - A compiled program: CUDA source + plan -----*- C++ -*-===//
+//
+// A Program is what `mscclc --emit=cuda` and `--emit=plan` produced for one
+// algorithm and rank count. The runtime never links MLIR: it runs the
+// `mscclc` binary (MSCCLC_COMPILER, else next to this library, else PATH)
+// and keeps its two outputs. Data type and reduction operator are chosen
+// per run; each (architecture, dtype, op) is compiled once with NVRTC
+// (through the on-disk cache) and kept in memory.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MSCCLC_RUNTIME_PROGRAM_H
+#define MSCCLC_RUNTIME_PROGRAM_H
+
+#include "mscclc/runtime/Loader.h"
+#include "mscclc/runtime/Plan.h"
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace mscclc::rt {
+
+struct CompilerOptions {
+  int ranks = 0;
+  int gpusPerNode = 0;  ///< 0: the compiler's default
+  int instances = 0;    ///< 0: the compiler's default
+  std::vector<std::pair<std::string, long long>> defines;
+  std::vector<std::string> extraArgs;
+  std::string compiler; ///< explicit path; empty: search
+};
+
+/// Finds the mscclc binary (MSCCLC_COMPILER, next to the library, PATH).
+Status findCompiler(const std::string &explicitPath, std::string *path);
+
+/// Runs `compiler args...`, capturing stdout into *out and stderr into *err.
+Status runProcess(const std::string &compiler,
+                  const std::vector<std::string> &args, std::string *out,
+                  std::string *err, int *exitCode);
+
+class Program {
+public:
+  /// Compiles an .mscl file with the mscclc binary.
+  static Status compileFile(const std::string &path,
+                            const CompilerOptions &options,
+                            std::unique_ptr<Program> *out);
+  /// Compiles .mscl source text (written to a temporary file first).
+  static Status compileString(const std::string &source,
+                              const CompilerOptions &options,
+                              std::unique_ptr<Program> *out);
+  /// Wraps already generated CUDA source and plan (ahead-of-time output,
+  /// hand-written kernels).
+  static Status fromGenerated(const std::string &cudaSource,
+                              const std::string &planJson,
+                              std::unique_ptr<Program> *out);
+  ~Program();
+
+  uint64_t id() const { return id_; }
+  const Plan &plan() const { return plan_; }
+  const std::string &cudaSource() const { return cudaSource_; }
+  const std::string &planJson() const { return planJson_; }
+
+  /// The cubin for (arch, dtype, redop), compiled or from the cache.
+  Status cubin(int arch, const std::string &dtype, const std::string &redop,
+               std::string *out, CompileStats *stats = nullptr);
+
+private:
+  Program() = default;
+  uint64_t id_ = 0;
+  Plan plan_;
+  std::string cudaSource_;
+  std::string planJson_;
+  std::mutex mutex_;
+  std::map<std::string, std::string> cubins_;
+};
+
+} // namespace mscclc::rt
+
+#endif // MSCCLC_RUNTIME_PROGRAM_H

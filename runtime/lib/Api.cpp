@@ -1,0 +1,468 @@
+//===- Api.cpp - The C API of mscclc.h over the runtime classes -----------===//
+//
+// Turns Status values into result codes plus a thread-local message, checks
+// every argument before it reaches the runtime, and implements groups.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mscclc/mscclc.h"
+
+#include "mscclc/runtime/Bootstrap.h"
+#include "mscclc/runtime/Communicator.h"
+#include "mscclc/runtime/Executor.h"
+#include "mscclc/runtime/Program.h"
+
+#include <cstring>
+#include <thread>
+
+using namespace mscclc::rt;
+
+struct mscclcComm {
+  std::unique_ptr<Communicator> comm;
+};
+struct mscclcProgram {
+  std::unique_ptr<Program> program;
+};
+
+namespace {
+
+thread_local std::string lastError;
+
+mscclcResult_t fail(const Status &s) {
+  lastError = s.message();
+  MSCCLC_LOG(Debug, "API error: %s", s.message().c_str());
+  switch (s.code()) {
+  case Code::Ok: return mscclcSuccess;
+  case Code::InvalidArgument: return mscclcInvalidArgument;
+  case Code::CudaError: return mscclcCudaError;
+  case Code::SystemError: return mscclcSystemError;
+  case Code::CompileError: return mscclcCompileError;
+  case Code::DeviceError: return mscclcDeviceError;
+  case Code::Unsupported: return mscclcUnsupported;
+  case Code::Timeout: return mscclcTimeout;
+  case Code::Internal: return mscclcInternalError;
+  }
+  return mscclcInternalError;
+}
+
+mscclcResult_t result(const Status &s) {
+  if (s.isOk()) {
+    lastError.clear();
+    return mscclcSuccess;
+  }
+  return fail(s);
+}
+
+#define API_CHECK(cond, msg)                                                   \
+  do {                                                                         \
+    if (!(cond))                                                               \
+      return fail(invalidArgument(msg));                                       \
+  } while (0)
+
+const char *dtypeName(mscclcDataType_t t) {
+  switch (t) {
+  case mscclcFloat32: return "f32";
+  case mscclcFloat16: return "f16";
+  case mscclcBfloat16: return "bf16";
+  case mscclcFloat64: return "f64";
+  case mscclcInt32: return "i32";
+  case mscclcUint32: return "u32";
+  case mscclcInt64: return "i64";
+  case mscclcUint64: return "u64";
+  case mscclcInt8: return "i8";
+  case mscclcUint8: return "u8";
+  }
+  return nullptr;
+}
+
+const char *redopName(mscclcRedOp_t op) {
+  switch (op) {
+  case mscclcSum: return "sum";
+  case mscclcProd: return "prod";
+  case mscclcMin: return "min";
+  case mscclcMax: return "max";
+  case mscclcAvg: return "avg";
+  }
+  return nullptr;
+}
+
+/// The executor of (program, dtype, op) on `comm`, created (collectively)
+/// on first use.
+Status executorFor(mscclcProgram_t program, mscclcComm_t comm,
+                   mscclcDataType_t dtype, mscclcRedOp_t op, bool create,
+                   Executor **out) {
+  const char *d = dtypeName(dtype);
+  const char *r = redopName(op);
+  if (!d)
+    return invalidArgument(format("unknown data type %d", int(dtype)));
+  if (!r)
+    return invalidArgument(format("unknown reduction operator %d", int(op)));
+  Communicator &c = *comm->comm;
+  std::string key = format("%llu/%s/%s",
+                           static_cast<unsigned long long>(program->program->id()),
+                           d, r);
+  std::lock_guard<std::mutex> lock(c.executorMutex());
+  auto it = c.executors().find(key);
+  if (it != c.executors().end()) {
+    *out = it->second.get();
+    return Status::ok();
+  }
+  if (!create)
+    return invalidArgument("the program has not run on this communicator "
+                           "with this data type and operator");
+  auto ex = std::make_unique<Executor>(c, *program->program, d, r);
+  MSCCLC_TRY(ex->init());
+  *out = ex.get();
+  c.executors().emplace(key, std::move(ex));
+  return Status::ok();
+}
+
+struct RunArgs {
+  mscclcProgram_t program;
+  mscclcComm_t comm;
+  const void *send;
+  void *recv;
+  size_t count;
+  mscclcDataType_t dtype;
+  mscclcRedOp_t op;
+  cudaStream_t stream;
+};
+
+Status checkRunArgs(const RunArgs &a) {
+  if (!a.program || !a.comm)
+    return invalidArgument("program and communicator must not be NULL");
+  const Plan &plan = a.program->program->plan();
+  if (a.count > 0 && (!a.send || !a.recv))
+    return invalidArgument("send and receive buffers must not be NULL");
+  if (plan.inPlace && a.send != a.recv)
+    return invalidArgument(format(
+        "program %s was compiled in place: pass the same send and receive "
+        "buffer",
+        plan.name.c_str()));
+  if (!plan.inPlace && a.send == a.recv && a.count > 0)
+    return invalidArgument(format(
+        "program %s was compiled out of place: send and receive buffers must "
+        "differ (compile an in-place variant for in-place use)",
+        plan.name.c_str()));
+  return Status::ok();
+}
+
+Status prepareRun(const RunArgs &a, Executor **ex) {
+  MSCCLC_TRY(executorFor(a.program, a.comm, a.dtype, a.op, true, ex));
+  return (*ex)->prepare(a.send, a.recv, a.count, a.stream);
+}
+
+Status doRun(const RunArgs &a) {
+  MSCCLC_TRY(checkRunArgs(a));
+  if (a.count == 0)
+    return Status::ok();
+  Executor *ex = nullptr;
+  MSCCLC_TRY(prepareRun(a, &ex));
+  return ex->launch(a.send, a.recv, a.count, a.stream);
+}
+
+thread_local int groupDepth = 0;
+thread_local std::vector<RunArgs> groupOps;
+
+} // namespace
+
+extern "C" {
+
+const char *mscclcGetErrorString(mscclcResult_t r) {
+  switch (r) {
+  case mscclcSuccess: return "success";
+  case mscclcInvalidArgument: return "invalid argument";
+  case mscclcCudaError: return "CUDA error";
+  case mscclcSystemError: return "system error";
+  case mscclcCompileError: return "compile error";
+  case mscclcDeviceError: return "device error";
+  case mscclcUnsupported: return "unsupported";
+  case mscclcTimeout: return "timeout";
+  case mscclcInternalError: return "internal error";
+  }
+  return "unknown result";
+}
+
+const char *mscclcGetLastError(void) { return lastError.c_str(); }
+
+int mscclcGetVersion(void) {
+  return MSCCLC_MAJOR * 10000 + MSCCLC_MINOR * 100 + MSCCLC_PATCH;
+}
+
+mscclcResult_t mscclcGetUniqueId(mscclcUniqueId *id) {
+  API_CHECK(id, "id must not be NULL");
+  static_assert(sizeof(mscclcUniqueId) == sizeof(UniqueId), "id size");
+  UniqueId u;
+  Status s = createUniqueId(&u);
+  if (s.isOk())
+    memcpy(id->internal, u.bytes, sizeof(u.bytes));
+  return result(s);
+}
+
+mscclcResult_t mscclcUniqueIdFromAddress(mscclcUniqueId *id,
+                                         const char *hostPort) {
+  API_CHECK(id && hostPort, "id and address must not be NULL");
+  UniqueId u;
+  Status s = uniqueIdFromAddress(hostPort, &u);
+  if (s.isOk())
+    memcpy(id->internal, u.bytes, sizeof(u.bytes));
+  return result(s);
+}
+
+mscclcResult_t mscclcCommInitRank(mscclcComm_t *comm, int nranks,
+                                  mscclcUniqueId id, int rank) {
+  API_CHECK(comm, "comm must not be NULL");
+  *comm = nullptr;
+  API_CHECK(nranks >= 1, "nranks must be at least 1");
+  API_CHECK(rank >= 0 && rank < nranks, "rank must be in [0, nranks)");
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return fail(Status(Code::CudaError, "no CUDA device is available"));
+  }
+  UniqueId u;
+  memcpy(u.bytes, id.internal, sizeof(u.bytes));
+  auto handle = std::make_unique<mscclcComm>();
+  Status s = Communicator::create(u, rank, nranks, device, &handle->comm);
+  if (!s.isOk())
+    return fail(s);
+  *comm = handle.release();
+  return result(Status::ok());
+}
+
+mscclcResult_t mscclcCommInitAll(mscclcComm_t *comms, int ndev,
+                                 const int *devices) {
+  API_CHECK(comms, "comms must not be NULL");
+  API_CHECK(ndev >= 1, "ndev must be at least 1");
+  std::vector<int> devs;
+  for (int i = 0; i < ndev; ++i)
+    devs.push_back(devices ? devices[i] : i);
+  std::vector<std::unique_ptr<Communicator>> out;
+  Status s = Communicator::createAll(devs, &out);
+  if (!s.isOk())
+    return fail(s);
+  for (int i = 0; i < ndev; ++i) {
+    comms[i] = new mscclcComm();
+    comms[i]->comm = std::move(out[size_t(i)]);
+  }
+  return result(Status::ok());
+}
+
+mscclcResult_t mscclcCommDestroy(mscclcComm_t comm) {
+  delete comm;
+  return result(Status::ok());
+}
+
+mscclcResult_t mscclcCommRank(mscclcComm_t comm, int *rank) {
+  API_CHECK(comm && rank, "arguments must not be NULL");
+  *rank = comm->comm->rank();
+  return mscclcSuccess;
+}
+mscclcResult_t mscclcCommCount(mscclcComm_t comm, int *nranks) {
+  API_CHECK(comm && nranks, "arguments must not be NULL");
+  *nranks = comm->comm->nranks();
+  return mscclcSuccess;
+}
+mscclcResult_t mscclcCommDevice(mscclcComm_t comm, int *device) {
+  API_CHECK(comm && device, "arguments must not be NULL");
+  *device = comm->comm->device();
+  return mscclcSuccess;
+}
+
+static Status toCompilerOptions(const mscclcCompileOptions *o,
+                                CompilerOptions *out) {
+  if (!o)
+    return invalidArgument("compile options must not be NULL (ranks is required)");
+  if (o->ranks < 1)
+    return invalidArgument("compile options: ranks must be at least 1");
+  out->ranks = o->ranks;
+  out->gpusPerNode = o->gpusPerNode;
+  out->instances = o->instances;
+  if (o->compiler)
+    out->compiler = o->compiler;
+  for (int i = 0; i < o->numDefines; ++i) {
+    const char *d = o->defines ? o->defines[i] : nullptr;
+    const char *eq = d ? strchr(d, '=') : nullptr;
+    if (!eq || eq == d)
+      return invalidArgument(format("define '%s' is not name=value", d ? d : "(null)"));
+    char *end = nullptr;
+    long long v = strtoll(eq + 1, &end, 0);
+    if (*end || end == eq + 1)
+      return invalidArgument(format("define '%s' needs an integer value", d));
+    out->defines.emplace_back(std::string(d, size_t(eq - d)), v);
+  }
+  return Status::ok();
+}
+
+mscclcResult_t mscclcProgramCompileFile(mscclcProgram_t *program,
+                                        const char *path,
+                                        const mscclcCompileOptions *options) {
+  API_CHECK(program && path, "program and path must not be NULL");
+  *program = nullptr;
+  CompilerOptions opts;
+  Status s = toCompilerOptions(options, &opts);
+  if (!s.isOk())
+    return fail(s);
+  auto handle = std::make_unique<mscclcProgram>();
+  s = Program::compileFile(path, opts, &handle->program);
+  if (!s.isOk())
+    return fail(s);
+  *program = handle.release();
+  return result(Status::ok());
+}
+
+mscclcResult_t mscclcProgramCompileString(mscclcProgram_t *program,
+                                          const char *source,
+                                          const mscclcCompileOptions *options) {
+  API_CHECK(program && source, "program and source must not be NULL");
+  *program = nullptr;
+  CompilerOptions opts;
+  Status s = toCompilerOptions(options, &opts);
+  if (!s.isOk())
+    return fail(s);
+  auto handle = std::make_unique<mscclcProgram>();
+  s = Program::compileString(source, opts, &handle->program);
+  if (!s.isOk())
+    return fail(s);
+  *program = handle.release();
+  return result(Status::ok());
+}
+
+mscclcResult_t mscclcProgramCreateFromGenerated(mscclcProgram_t *program,
+                                                const char *cudaSource,
+                                                const char *planJson) {
+  API_CHECK(program && cudaSource && planJson, "arguments must not be NULL");
+  *program = nullptr;
+  auto handle = std::make_unique<mscclcProgram>();
+  Status s = Program::fromGenerated(cudaSource, planJson, &handle->program);
+  if (!s.isOk())
+    return fail(s);
+  *program = handle.release();
+  return result(Status::ok());
+}
+
+mscclcResult_t mscclcProgramDestroy(mscclcProgram_t program) {
+  delete program;
+  return result(Status::ok());
+}
+
+mscclcResult_t mscclcProgramBufferCounts(mscclcProgram_t program, size_t count,
+                                         size_t *sendCount, size_t *recvCount) {
+  API_CHECK(program, "program must not be NULL");
+  const Plan &p = program->program->plan();
+  if (sendCount)
+    *sendCount = size_t(p.inputElems(count));
+  if (recvCount)
+    *recvCount = size_t(p.outputElems(count));
+  return mscclcSuccess;
+}
+
+mscclcResult_t mscclcProgramInPlace(mscclcProgram_t program, int *inPlace) {
+  API_CHECK(program && inPlace, "arguments must not be NULL");
+  *inPlace = program->program->plan().inPlace ? 1 : 0;
+  return mscclcSuccess;
+}
+
+mscclcResult_t mscclcProgramRun(mscclcProgram_t program, mscclcComm_t comm,
+                                const void *sendbuff, void *recvbuff,
+                                size_t count, mscclcDataType_t dtype,
+                                mscclcRedOp_t op, cudaStream_t stream) {
+  RunArgs a{program, comm, sendbuff, recvbuff, count, dtype, op, stream};
+  if (groupDepth > 0) {
+    Status s = checkRunArgs(a);
+    if (!s.isOk())
+      return fail(s);
+    groupOps.push_back(a);
+    return result(Status::ok());
+  }
+  return result(doRun(a));
+}
+
+mscclcResult_t mscclcProgramPrepare(mscclcProgram_t program, mscclcComm_t comm,
+                                    const void *sendbuff, void *recvbuff,
+                                    size_t count, mscclcDataType_t dtype,
+                                    mscclcRedOp_t op, cudaStream_t stream) {
+  RunArgs a{program, comm, sendbuff, recvbuff, count, dtype, op, stream};
+  Status s = checkRunArgs(a);
+  if (!s.isOk())
+    return fail(s);
+  Executor *ex = nullptr;
+  return result(prepareRun(a, &ex));
+}
+
+mscclcResult_t mscclcProgramCheck(mscclcProgram_t program, mscclcComm_t comm,
+                                  mscclcDataType_t dtype, mscclcRedOp_t op,
+                                  cudaStream_t stream) {
+  API_CHECK(program && comm, "program and communicator must not be NULL");
+  Executor *ex = nullptr;
+  Status s = executorFor(program, comm, dtype, op, false, &ex);
+  if (!s.isOk()) {
+    // Never ran: only the stream can have failed.
+    cudaError_t err = cudaStreamSynchronize(stream);
+    if (err != cudaSuccess)
+      return fail(toStatus(err, "cudaStreamSynchronize(stream)", __FILE__, __LINE__));
+    return result(Status::ok());
+  }
+  return result(ex->check(stream, nullptr));
+}
+
+mscclcResult_t mscclcProgramReset(mscclcProgram_t program, mscclcComm_t comm,
+                                  mscclcDataType_t dtype, mscclcRedOp_t op) {
+  API_CHECK(program && comm, "program and communicator must not be NULL");
+  Executor *ex = nullptr;
+  Status s = executorFor(program, comm, dtype, op, false, &ex);
+  if (!s.isOk())
+    return result(Status::ok()); // nothing to reset
+  return result(ex->reset());
+}
+
+mscclcResult_t mscclcGroupStart(void) {
+  ++groupDepth;
+  return mscclcSuccess;
+}
+
+mscclcResult_t mscclcGroupEnd(void) {
+  if (groupDepth == 0)
+    return fail(invalidArgument("mscclcGroupEnd without mscclcGroupStart"));
+  if (--groupDepth > 0)
+    return mscclcSuccess;
+  std::vector<RunArgs> ops;
+  ops.swap(groupOps);
+  // Setup that talks to peers must run on all communicators at once: one
+  // thread per queued run when any of them needs it.
+  bool collective = false;
+  for (const RunArgs &a : ops) {
+    if (a.count == 0)
+      continue;
+    Executor *ex = nullptr;
+    if (!executorFor(a.program, a.comm, a.dtype, a.op, false, &ex).isOk() ||
+        ex->needsCollectiveSetup(a.send, a.recv, a.count)) {
+      collective = true;
+      break;
+    }
+  }
+  std::vector<Status> statuses(ops.size());
+  if (collective && ops.size() > 1) {
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < ops.size(); ++i)
+      threads.emplace_back([&, i] {
+        if (ops[i].count == 0)
+          return;
+        Executor *ex = nullptr;
+        statuses[i] = prepareRun(ops[i], &ex);
+      });
+    for (auto &t : threads)
+      t.join();
+    for (const Status &s : statuses)
+      if (!s.isOk())
+        return fail(s);
+  }
+  for (const RunArgs &a : ops) {
+    Status s = doRun(a);
+    if (!s.isOk())
+      return fail(s);
+  }
+  return result(Status::ok());
+}
+
+} // extern "C"

@@ -1,0 +1,293 @@
+//===- Communicator.cpp - Ranks, devices and memory exchange --------------===//
+
+#include "mscclc/runtime/Communicator.h"
+#include "mscclc/runtime/Executor.h"
+#include "mscclc/runtime/Proxy.h"
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <thread>
+#include <unistd.h>
+
+namespace mscclc::rt {
+
+namespace {
+
+std::mutex liveMutex;
+std::set<Communicator *> liveComms;
+
+uint64_t hostHash() {
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  std::string id = host;
+  // The boot id tells apart containers that share a host name.
+  std::ifstream boot("/proc/sys/kernel/random/boot_id");
+  std::string bootId;
+  if (boot >> bootId)
+    id += bootId;
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : id)
+    h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+
+/// What a rank publishes for one pointer in exchange().
+struct WirePointer {
+  cudaIpcMemHandle_t handle;
+  uint64_t raw;    ///< the pointer itself (same-process peers use it)
+  uint64_t offset; ///< from the allocation base
+  uint64_t extent; ///< bytes from the pointer to the allocation end
+  int32_t valid;
+  int32_t pad;
+};
+
+} // namespace
+
+Status Communicator::create(const UniqueId &id, int rank, int nranks,
+                            int device, std::unique_ptr<Communicator> *out) {
+  std::unique_ptr<Communicator> comm(new Communicator());
+  MSCCLC_TRY(comm->init(id, rank, nranks, device)
+                 .context(format("initialising rank %d of %d", rank, nranks)));
+  {
+    std::lock_guard<std::mutex> lock(liveMutex);
+    liveComms.insert(comm.get());
+  }
+  *out = std::move(comm);
+  return Status::ok();
+}
+
+Status Communicator::createAll(const std::vector<int> &devices,
+                               std::vector<std::unique_ptr<Communicator>> *out) {
+  int n = int(devices.size());
+  if (n < 1)
+    return invalidArgument("createAll needs at least one device");
+  for (int i = 0; i < n; ++i)
+    for (int j = i + 1; j < n; ++j)
+      if (devices[size_t(i)] == devices[size_t(j)])
+        return invalidArgument(format(
+            "device %d is listed twice: one rank per device", devices[size_t(i)]));
+  // The rendezvous stays inside this process: a loopback root.
+  UniqueId id;
+  MSCCLC_TRY(createUniqueId(&id));
+  std::vector<std::unique_ptr<Communicator>> comms(static_cast<size_t>(n));
+  std::vector<Status> statuses(static_cast<size_t>(n));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r)
+    threads.emplace_back([&, r] {
+      statuses[size_t(r)] = create(id, r, n, devices[size_t(r)], &comms[size_t(r)]);
+    });
+  for (auto &t : threads)
+    t.join();
+  for (const Status &s : statuses)
+    if (!s.isOk())
+      return s;
+  *out = std::move(comms);
+  return Status::ok();
+}
+
+Status Communicator::init(const UniqueId &id, int rank, int nranks,
+                          int device) {
+  int count = 0;
+  if (!cudaDeviceAvailable(&count))
+    return Status(Code::CudaError, "no CUDA device is available");
+  if (device < 0 || device >= count)
+    return invalidArgument(
+        format("device %d does not exist (%d devices)", device, count));
+  rank_ = rank;
+  nranks_ = nranks;
+  device_ = device;
+  DeviceGuard guard(device);
+  MSCCLC_CUDA_CHECK(cudaFree(nullptr)); // create the primary context
+
+  PeerInfo mine;
+  mine.hostHash = hostHash();
+  mine.pid = int32_t(getpid());
+  mine.device = device;
+  MSCCLC_TRY(deviceArch(device, &mine.arch));
+  MSCCLC_CUDA_CHECK(cudaDeviceGetPCIBusId(mine.busId, sizeof(mine.busId), device));
+
+  MSCCLC_TRY(Bootstrap::create(id, rank, nranks, &bootstrap_));
+  peers_.assign(size_t(nranks), PeerInfo());
+  peers_[size_t(rank)] = mine;
+  MSCCLC_TRY(bootstrap_->allGather(peers_.data(), sizeof(PeerInfo)));
+  for (int r = 0; r < nranks; ++r) {
+    if (r == rank || !sameHost(r))
+      continue;
+    if (strcmp(peers_[size_t(r)].busId, mine.busId) == 0)
+      return invalidArgument(format(
+          "ranks %d and %d both use GPU %s: one rank per GPU", rank, r, mine.busId));
+    if (sameProcess(r))
+      MSCCLC_TRY(enablePeerAccess(peers_[size_t(r)].device));
+  }
+  MSCCLC_LOG(Info, "rank %d/%d on device %d (%s, sm_%d) ready", rank, nranks,
+             device, mine.busId, mine.arch);
+  return Status::ok();
+}
+
+Communicator::~Communicator() {
+  {
+    std::lock_guard<std::mutex> lock(liveMutex);
+    liveComms.erase(this);
+  }
+  {
+    std::lock_guard<std::mutex> lock(executorMutex_);
+    executors_.clear();
+  }
+  proxy_.reset();
+  DeviceGuard guard(device_);
+  for (auto &entry : mappings_)
+    if (entry.second.base)
+      MSCCLC_CUDA_WARN(cudaIpcCloseMemHandle(entry.second.base));
+}
+
+std::vector<Communicator *> Communicator::live() {
+  std::lock_guard<std::mutex> lock(liveMutex);
+  return std::vector<Communicator *>(liveComms.begin(), liveComms.end());
+}
+
+void Communicator::dropExecutors(uint64_t programId) {
+  std::string prefix = format("%llu/", static_cast<unsigned long long>(programId));
+  std::lock_guard<std::mutex> lock(executorMutex_);
+  for (auto it = executors_.begin(); it != executors_.end();) {
+    if (it->first.compare(0, prefix.size(), prefix) == 0)
+      it = executors_.erase(it);
+    else
+      ++it;
+  }
+}
+
+bool Communicator::sameHost(int r) const {
+  return peers_[size_t(r)].hostHash == peers_[size_t(rank_)].hostHash;
+}
+
+bool Communicator::sameProcess(int r) const {
+  return sameHost(r) && peers_[size_t(r)].pid == peers_[size_t(rank_)].pid;
+}
+
+Status Communicator::enablePeerAccess(int peerDevice) {
+  if (peerDevice == device_)
+    return Status::ok();
+  int can = 0;
+  MSCCLC_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, device_, peerDevice));
+  if (!can)
+    return unsupported(format("device %d cannot access device %d as a peer",
+                              device_, peerDevice));
+  DeviceGuard guard(device_);
+  cudaError_t err = cudaDeviceEnablePeerAccess(peerDevice, 0);
+  if (err == cudaErrorPeerAccessAlreadyEnabled) {
+    (void)cudaGetLastError();
+    return Status::ok();
+  }
+  MSCCLC_CUDA_CHECK(err);
+  return Status::ok();
+}
+
+Status Communicator::exchange(const std::vector<void *> &local,
+                              std::vector<std::vector<PeerPointer>> *out) {
+  const DriverApi *api = nullptr;
+  MSCCLC_TRY(driverApi(&api));
+  DeviceGuard guard(device_);
+  size_t n = local.size();
+  std::vector<WirePointer> all(n * size_t(nranks_));
+  memset(all.data(), 0, all.size() * sizeof(WirePointer));
+  for (size_t i = 0; i < n; ++i) {
+    WirePointer &w = all[size_t(rank_) * n + i];
+    if (!local[i])
+      continue;
+    CUdeviceptr base = 0;
+    size_t size = 0;
+    MSCCLC_CUDA_CHECK(api->memGetAddressRange(
+        &base, &size, reinterpret_cast<CUdeviceptr>(local[i])));
+    MSCCLC_CUDA_CHECK(
+        cudaIpcGetMemHandle(&w.handle, reinterpret_cast<void *>(base)));
+    w.raw = reinterpret_cast<uint64_t>(local[i]);
+    w.offset = w.raw - uint64_t(base);
+    w.extent = uint64_t(base) + size - w.raw;
+    w.valid = 1;
+  }
+  MSCCLC_TRY(bootstrap_->allGather(all.data() + 0, n * sizeof(WirePointer)));
+
+  out->assign(size_t(nranks_), std::vector<PeerPointer>(n));
+  for (int r = 0; r < nranks_; ++r) {
+    for (size_t i = 0; i < n; ++i) {
+      const WirePointer &w = all[size_t(r) * n + i];
+      PeerPointer &p = (*out)[size_t(r)][i];
+      if (!w.valid)
+        continue;
+      p.extent = w.extent;
+      if (r == rank_ || sameProcess(r)) {
+        p.ptr = reinterpret_cast<void *>(w.raw);
+        continue;
+      }
+      if (!sameHost(r))
+        return unsupported(format(
+            "rank %d is on another host: channels across nodes need a network "
+            "transport, which this runtime build does not have",
+            r));
+      std::string key = std::to_string(r) + "/" +
+                        std::string(reinterpret_cast<const char *>(&w.handle),
+                                    sizeof(w.handle));
+      std::lock_guard<std::mutex> lock(mappingMutex_);
+      Mapping &m = mappings_[key];
+      if (!m.base) {
+        void *base = nullptr;
+        cudaError_t err = cudaIpcOpenMemHandle(&base, w.handle,
+                                               cudaIpcMemLazyEnablePeerAccess);
+        if (err != cudaSuccess) {
+          mappings_.erase(key);
+          MSCCLC_CUDA_CHECK(err);
+        }
+        m.base = base;
+        mappingKeys_[base] = key;
+      }
+      ++m.refs;
+      p.ptr = static_cast<char *>(m.base) + w.offset;
+    }
+  }
+  return Status::ok();
+}
+
+void Communicator::release(const std::vector<std::vector<PeerPointer>> &ptrs) {
+  const DriverApi *api = nullptr;
+  if (!driverApi(&api).isOk())
+    return;
+  DeviceGuard guard(device_);
+  std::lock_guard<std::mutex> lock(mappingMutex_);
+  for (int r = 0; r < int(ptrs.size()); ++r) {
+    if (r == rank_ || sameProcess(r))
+      continue;
+    for (const PeerPointer &p : ptrs[size_t(r)]) {
+      if (!p.ptr)
+        continue;
+      CUdeviceptr base = 0;
+      size_t size = 0;
+      if (api->memGetAddressRange(&base, &size,
+                                  reinterpret_cast<CUdeviceptr>(p.ptr)) !=
+          CUDA_SUCCESS)
+        continue;
+      auto key = mappingKeys_.find(reinterpret_cast<void *>(base));
+      if (key == mappingKeys_.end())
+        continue;
+      auto m = mappings_.find(key->second);
+      if (m != mappings_.end() && --m->second.refs <= 0) {
+        MSCCLC_CUDA_WARN(cudaIpcCloseMemHandle(m->second.base));
+        mappings_.erase(m);
+        mappingKeys_.erase(key);
+      }
+    }
+  }
+}
+
+Status Communicator::proxy(Proxy **out) {
+  std::lock_guard<std::mutex> lock(proxyMutex_);
+  if (!proxy_) {
+    proxy_ = std::make_unique<Proxy>(device_, rank_);
+    MSCCLC_TRY(proxy_->start());
+  }
+  *out = proxy_.get();
+  return Status::ok();
+}
+
+} // namespace mscclc::rt

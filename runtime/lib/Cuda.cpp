@@ -1,0 +1,122 @@
+//===- Cuda.cpp - Checked CUDA calls and the driver entry points ----------===//
+
+#include "mscclc/runtime/Cuda.h"
+
+#include <cstring>
+#include <mutex>
+
+namespace mscclc::rt {
+
+static const char *baseName(const char *file) {
+  const char *slash = strrchr(file, '/');
+  return slash ? slash + 1 : file;
+}
+
+Status toStatus(cudaError_t err, const char *call, const char *file,
+                int line) {
+  // Clear the sticky-free error so later calls do not report it again.
+  (void)cudaGetLastError();
+  return Status(Code::CudaError,
+                format("%s failed: %s (%s, %s:%d)", call,
+                       cudaGetErrorString(err), cudaGetErrorName(err),
+                       baseName(file), line));
+}
+
+Status toStatus(CUresult err, const char *call, const char *file, int line) {
+  const char *text = nullptr;
+  const DriverApi *api = nullptr;
+  if (driverApi(&api).isOk() && api->getErrorString)
+    api->getErrorString(err, &text);
+  return Status(Code::CudaError,
+                format("%s failed: %s (CUresult %d, %s:%d)", call,
+                       text ? text : "unknown driver error", int(err),
+                       baseName(file), line));
+}
+
+Status toStatus(nvrtcResult err, const char *call, const char *file,
+                int line) {
+  return Status(Code::CompileError,
+                format("%s failed: %s (%s:%d)", call, nvrtcGetErrorString(err),
+                       baseName(file), line));
+}
+
+Status driverApi(const DriverApi **out) {
+  static DriverApi api;
+  static Status status;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    auto load = [](const char *name, auto &fn) -> Status {
+      void *ptr = nullptr;
+      cudaDriverEntryPointQueryResult query;
+      cudaError_t err = cudaGetDriverEntryPointByVersion(
+          name, &ptr, 12000, cudaEnableDefault, &query);
+      if (err != cudaSuccess || query != cudaDriverEntryPointSuccess || !ptr) {
+        (void)cudaGetLastError();
+        return Status(Code::CudaError,
+                      format("CUDA driver entry point %s unavailable: %s", name,
+                             cudaGetErrorString(err)));
+      }
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(ptr);
+      return Status::ok();
+    };
+    Status s;
+    auto need = [&](const char *name, auto &fn) {
+      if (s.isOk())
+        s = load(name, fn);
+    };
+    need("cuGetErrorString", api.getErrorString);
+    need("cuModuleLoadData", api.moduleLoadData);
+    need("cuModuleUnload", api.moduleUnload);
+    need("cuModuleGetFunction", api.moduleGetFunction);
+    need("cuModuleGetGlobal", api.moduleGetGlobal);
+    need("cuLaunchKernel", api.launchKernel);
+    need("cuFuncSetAttribute", api.funcSetAttribute);
+    need("cuStreamWriteValue64", api.streamWriteValue64);
+    need("cuCtxGetCurrent", api.ctxGetCurrent);
+    need("cuMemGetAddressRange", api.memGetAddressRange);
+    need("cuPointerGetAttribute", api.pointerGetAttribute);
+    need("cuMemRelease", api.memRelease);
+    status = s;
+    if (!s.isOk())
+      return;
+    // Multicast entry points may be missing on older drivers; their absence
+    // only matters to SwitchChannel setup, which reports it.
+    (void)load("cuMulticastCreate", api.multicastCreate);
+    (void)load("cuMulticastAddDevice", api.multicastAddDevice);
+    (void)load("cuMulticastBindMem", api.multicastBindMem);
+    (void)load("cuMulticastGetGranularity", api.multicastGetGranularity);
+    (void)load("cuMulticastUnbind", api.multicastUnbind);
+  });
+  *out = &api;
+  return status;
+}
+
+bool cudaDeviceAvailable(int *count) {
+  int n = 0;
+  cudaError_t err = cudaGetDeviceCount(&n);
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();
+    n = 0;
+  }
+  if (count)
+    *count = n;
+  return n > 0;
+}
+
+DeviceGuard::DeviceGuard(int device) {
+  if (cudaGetDevice(&previous_) != cudaSuccess) {
+    (void)cudaGetLastError();
+    previous_ = -1;
+  }
+  if (device >= 0 && device != previous_) {
+    MSCCLC_CUDA_WARN(cudaSetDevice(device));
+    changed_ = true;
+  }
+}
+
+DeviceGuard::~DeviceGuard() {
+  if (changed_ && previous_ >= 0)
+    MSCCLC_CUDA_WARN(cudaSetDevice(previous_));
+}
+
+} // namespace mscclc::rt

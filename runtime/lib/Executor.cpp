@@ -1,0 +1,561 @@
+//===- Executor.cpp - One program variant on one communicator -------------===//
+
+#include "mscclc/runtime/Executor.h"
+#include "mscclc/runtime/Multicast.h"
+
+#include "mscclc/device/Layout.h"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace mscclc::rt {
+
+namespace {
+
+constexpr uint32_t kFifoCapacity = 1024;
+constexpr int kMaxProxyIds = 1 << 16; // 16-bit proxyId in triggers
+
+uint64_t roundScratch(uint64_t need) {
+  // Powers of two while small (few regrowths in a size sweep), 2 MiB steps
+  // for large counts (no doubling of a GiB buffer).
+  if (need <= (uint64_t(64) << 20)) {
+    uint64_t r = 4096;
+    while (r < need)
+      r <<= 1;
+    return r;
+  }
+  uint64_t step = uint64_t(2) << 20;
+  return (need + step - 1) / step * step;
+}
+
+const char *opName(uint32_t op) {
+  switch (op) {
+  case MSCCLC_OPC_WAIT: return "wait";
+  case MSCCLC_OPC_LL_READ: return "LL packet read";
+  case MSCCLC_OPC_FIFO_PUSH: return "proxy FIFO push";
+  case MSCCLC_OPC_FLUSH: return "flush";
+  case MSCCLC_OPC_ENTRY: return "kernel entry";
+  default: return "operation";
+  }
+}
+
+const char *errName(uint32_t code) {
+  switch (code) {
+  case MSCCLC_ERR_TIMEOUT: return "timed out";
+  case MSCCLC_ERR_ABORTED: return "aborted";
+  case MSCCLC_ERR_ABI_MISMATCH: return "kernel ABI mismatch";
+  case MSCCLC_ERR_BAD_ARGS: return "bad kernel arguments";
+  default: return "failed";
+  }
+}
+
+} // namespace
+
+uint64_t kernelTimeoutNs() {
+  static const uint64_t ns = [] {
+    const char *env = getenv("MSCCLC_TIMEOUT_MS");
+    if (!env || !*env)
+      return uint64_t(30000) * 1000000;
+    return uint64_t(strtoull(env, nullptr, 10)) * 1000000;
+  }();
+  return ns;
+}
+
+Executor::Executor(Communicator &comm, Program &program, std::string dtype,
+                   std::string redop)
+    : comm_(comm), program_(program), plan_(program.plan()),
+      rankPlan_(program.plan().rankPlans[size_t(comm.rank())]),
+      dtype_(std::move(dtype)), redop_(std::move(redop)) {
+  elemSize_ = dtypeSize(dtype_);
+  for (const RankPlan &rp : plan_.rankPlans)
+    for (const auto *list : {&rp.memoryChannels, &rp.portChannels})
+      for (const PlanChannel &c : *list)
+        needPeerUser_ |= c.peerInput || c.peerOutput;
+  timeoutNs_ = kernelTimeoutNs();
+}
+
+Status Executor::init() {
+  if (plan_.ranks != comm_.nranks())
+    return invalidArgument(format("program %s was compiled for %d ranks, the "
+                                  "communicator has %d",
+                                  plan_.name.c_str(), plan_.ranks,
+                                  comm_.nranks()));
+  if (!elemSize_)
+    return invalidArgument(format("unknown data type '%s'", dtype_.c_str()));
+  if (!plan_.dtypes.empty() && !plan_.supportsDtype(dtype_))
+    return invalidArgument(format("program %s does not support data type %s",
+                                  plan_.name.c_str(), dtype_.c_str()));
+  if (!plan_.redops.empty() && !plan_.supportsRedop(redop_))
+    return invalidArgument(format("program %s does not support operator %s",
+                                  plan_.name.c_str(), redop_.c_str()));
+  if (plan_.usesSwitchChannels)
+    MSCCLC_TRY(multicastAllowed().context(
+        format("program %s uses SwitchChannels", plan_.name.c_str())));
+
+  DeviceGuard guard(comm_.device());
+  std::string cubin;
+  bool avg = redop_ == "avg";
+  MSCCLC_TRY(program_.cubin(comm_.arch(), dtype_, avg ? "sum" : redop_, &cubin,
+                            &compileStats_));
+  MSCCLC_TRY(module_.load(comm_.device(), cubin));
+  MSCCLC_TRY(module_.function(rankPlan_.kernel, &kernel_));
+  if (avg) {
+    if (plan_.scaleKernel.empty())
+      return invalidArgument(format("program %s has no scale kernel for avg",
+                                    plan_.name.c_str()));
+    MSCCLC_TRY(module_.function(plan_.scaleKernel, &scaleKernel_));
+  }
+
+  size_t nMem = rankPlan_.memoryChannels.size();
+  size_t nPort = rankPlan_.portChannels.size();
+  size_t nSem = nMem + nPort > 0 ? nMem + nPort : 1;
+  MSCCLC_CUDA_CHECK(cudaMalloc(&semaphores_, nSem * sizeof(uint64_t)));
+  MSCCLC_CUDA_CHECK(cudaMemset(semaphores_, 0, nSem * sizeof(uint64_t)));
+  MSCCLC_CUDA_CHECK(
+      cudaMalloc(&blockEpoch_, size_t(rankPlan_.blocks) * sizeof(mscclc_u32)));
+  MSCCLC_CUDA_CHECK(
+      cudaMemset(blockEpoch_, 0, size_t(rankPlan_.blocks) * sizeof(mscclc_u32)));
+  size_t slots = rankPlan_.waitSlots > 0 ? size_t(rankPlan_.waitSlots) : 1;
+  MSCCLC_CUDA_CHECK(cudaMalloc(&waitCounters_, slots * sizeof(mscclc_u64)));
+  MSCCLC_CUDA_CHECK(cudaMemset(waitCounters_, 0, slots * sizeof(mscclc_u64)));
+  MSCCLC_CUDA_CHECK(cudaMalloc(&error_, sizeof(MscclcErrorRecord)));
+  MSCCLC_CUDA_CHECK(cudaMemset(error_, 0, sizeof(MscclcErrorRecord)));
+
+  if (nPort > 0) {
+    fifoCapacity_ = kFifoCapacity;
+    void *host = nullptr;
+    MSCCLC_CUDA_CHECK(cudaHostAlloc(&host, fifoCapacity_ * sizeof(MscclcTrigger),
+                                    cudaHostAllocMapped | cudaHostAllocPortable));
+    triggers_ = static_cast<MscclcTrigger *>(host);
+    memset(triggers_, 0, fifoCapacity_ * sizeof(MscclcTrigger));
+    MSCCLC_CUDA_CHECK(cudaHostAlloc(&host, sizeof(uint64_t),
+                                    cudaHostAllocMapped | cudaHostAllocPortable));
+    tail_ = static_cast<volatile uint64_t *>(host);
+    *tail_ = 0;
+    MSCCLC_CUDA_CHECK(cudaHostGetDevicePointer(
+        reinterpret_cast<void **>(&devTriggers_), triggers_, 0));
+    MSCCLC_CUDA_CHECK(cudaHostGetDevicePointer(
+        reinterpret_cast<void **>(&devTail_), const_cast<uint64_t *>(tail_), 0));
+    MSCCLC_CUDA_CHECK(cudaMalloc(&head_, sizeof(uint64_t)));
+    MSCCLC_CUDA_CHECK(cudaMemset(head_, 0, sizeof(uint64_t)));
+    for (size_t i = 0; i < nPort; ++i) {
+      cudaStream_t s = nullptr;
+      MSCCLC_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+      portStreams_.push_back(s);
+    }
+    signalCounters_.assign(nPort, 0);
+    proxyFifo_ = std::make_unique<ProxyFifo>(
+        FifoReader(triggers_, tail_, fifoCapacity_), kMaxProxyIds);
+    MSCCLC_TRY(comm_.proxy(&proxy_));
+    proxy_->add(proxyFifo_.get());
+  }
+  MSCCLC_TRY(comm_.exchange({semaphores_}, &peerSemaphores_)
+                 .context("exchanging semaphores"));
+  MSCCLC_LOG(Info, "rank %d: program %s (%s, %s) ready: %d blocks x %d "
+             "threads, %zu memory and %zu port channels",
+             comm_.rank(), plan_.name.c_str(), dtype_.c_str(), redop_.c_str(),
+             rankPlan_.blocks, plan_.threadsPerBlock, nMem, nPort);
+  return Status::ok();
+}
+
+Executor::~Executor() {
+  DeviceGuard guard(comm_.device());
+  if (proxy_ && proxyFifo_)
+    proxy_->remove(proxyFifo_.get());
+  freeContexts();
+  comm_.release(peerScratch_);
+  comm_.release(peerSemaphores_);
+  for (cudaStream_t s : portStreams_)
+    MSCCLC_CUDA_WARN(cudaStreamDestroy(s));
+  if (scratch_)
+    MSCCLC_CUDA_WARN(cudaFree(scratch_));
+  if (semaphores_)
+    MSCCLC_CUDA_WARN(cudaFree(semaphores_));
+  if (blockEpoch_)
+    MSCCLC_CUDA_WARN(cudaFree(blockEpoch_));
+  if (waitCounters_)
+    MSCCLC_CUDA_WARN(cudaFree(waitCounters_));
+  if (error_)
+    MSCCLC_CUDA_WARN(cudaFree(error_));
+  if (head_)
+    MSCCLC_CUDA_WARN(cudaFree(head_));
+  if (triggers_)
+    MSCCLC_CUDA_WARN(cudaFreeHost(triggers_));
+  if (tail_)
+    MSCCLC_CUDA_WARN(cudaFreeHost(const_cast<uint64_t *>(tail_)));
+}
+
+void Executor::freeContexts() {
+  for (auto &entry : contexts_) {
+    Context &c = *entry.second;
+    comm_.release(c.peerUser);
+    if (c.tables)
+      MSCCLC_CUDA_WARN(cudaFree(c.tables));
+  }
+  contexts_.clear();
+  last_ = nullptr;
+}
+
+uint64_t Executor::allocationId(const void *ptr) const {
+  const DriverApi *api = nullptr;
+  unsigned long long id = 0;
+  if (ptr && driverApi(&api).isOk() &&
+      api->pointerGetAttribute(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID,
+                               reinterpret_cast<CUdeviceptr>(ptr)) ==
+          CUDA_SUCCESS)
+    return id;
+  return 0;
+}
+
+bool Executor::needsCollectiveSetup(const void *input, void *output,
+                                    uint64_t count) const {
+  if (plan_.scratchBytes(count, elemSize_) > scratchBytes_)
+    return true;
+  if (!needPeerUser_)
+    return false;
+  if (last_ && last_->input == input && last_->output == output &&
+      last_->inputId == allocationId(input) &&
+      last_->outputId == allocationId(output))
+    return false;
+  std::string key = format("%p/%p/%llu/%llu", input, static_cast<void *>(output),
+                           static_cast<unsigned long long>(allocationId(input)),
+                           static_cast<unsigned long long>(allocationId(output)));
+  return contexts_.find(key) == contexts_.end();
+}
+
+Status Executor::quiesce() {
+  // Everything that may still touch the old buffers has finished: our
+  // kernels and copies (device sync), the proxy's queue, and the peers'.
+  MSCCLC_CUDA_CHECK(cudaDeviceSynchronize());
+  if (proxy_ && proxyFifo_) {
+    uint64_t head = 0;
+    MSCCLC_CUDA_CHECK(
+        cudaMemcpy(&head, head_, sizeof(head), cudaMemcpyDeviceToHost));
+    MSCCLC_TRY(proxy_->drain(proxyFifo_.get(), head, 60));
+    for (cudaStream_t s : portStreams_)
+      MSCCLC_CUDA_CHECK(cudaStreamSynchronize(s));
+  }
+  return comm_.bootstrap().barrier();
+}
+
+Status Executor::ensureScratch(uint64_t count, cudaStream_t stream) {
+  uint64_t need = plan_.scratchBytes(count, elemSize_);
+  if (need <= scratchBytes_)
+    return Status::ok();
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  MSCCLC_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
+  if (capture != cudaStreamCaptureStatusNone)
+    return invalidArgument(format(
+        "program %s needs %llu scratch bytes for count %llu, more than "
+        "allocated, while the stream is being captured: run it once with the "
+        "largest count before capturing",
+        plan_.name.c_str(), static_cast<unsigned long long>(need),
+        static_cast<unsigned long long>(count)));
+  if (scratch_) {
+    MSCCLC_TRY(quiesce());
+    freeContexts();
+    comm_.release(peerScratch_);
+    peerScratch_.clear();
+    MSCCLC_CUDA_CHECK(cudaFree(scratch_));
+    scratch_ = nullptr;
+    scratchBytes_ = 0;
+  }
+  uint64_t bytes = roundScratch(need);
+  MSCCLC_CUDA_CHECK(cudaMalloc(&scratch_, bytes));
+  // LL flags start at 0 and launches use flags >= 1.
+  MSCCLC_CUDA_CHECK(cudaMemset(scratch_, 0, bytes));
+  scratchBytes_ = bytes;
+  MSCCLC_TRY(comm_.exchange({scratch_}, &peerScratch_)
+                 .context("exchanging scratch buffers"));
+  MSCCLC_LOG(Debug, "rank %d: scratch of %s is %llu bytes", comm_.rank(),
+             plan_.name.c_str(), static_cast<unsigned long long>(bytes));
+  return Status::ok();
+}
+
+Status Executor::prepare(const void *input, void *output, uint64_t count,
+                         cudaStream_t stream) {
+  DeviceGuard guard(comm_.device());
+  MSCCLC_TRY(ensureScratch(count, stream));
+  Context *ctx = nullptr;
+  return contextFor(input, output, &ctx);
+}
+
+Status Executor::contextFor(const void *input, void *output, Context **out) {
+  bool keyed = needPeerUser_ || !rankPlan_.portChannels.empty();
+  uint64_t inId = 0, outId = 0;
+  if (needPeerUser_) {
+    inId = allocationId(input);
+    outId = allocationId(output);
+  }
+  if (last_ && (!keyed || (last_->input == input && last_->output == output &&
+                           last_->inputId == inId && last_->outputId == outId))) {
+    *out = last_;
+    return Status::ok();
+  }
+  std::string key =
+      keyed ? format("%p/%p/%llu/%llu", input, static_cast<void *>(output),
+                     static_cast<unsigned long long>(inId),
+                     static_cast<unsigned long long>(outId))
+            : std::string();
+  auto it = contexts_.find(key);
+  if (it == contexts_.end()) {
+    auto ctx = std::make_unique<Context>();
+    ctx->input = input;
+    ctx->output = output;
+    ctx->inputId = inId;
+    ctx->outputId = outId;
+    MSCCLC_TRY(buildContext(input, output, ctx.get()));
+    it = contexts_.emplace(key, std::move(ctx)).first;
+  }
+  last_ = it->second.get();
+  *out = last_;
+  return Status::ok();
+}
+
+Status Executor::buildContext(const void *input, void *output, Context *ctx) {
+  const DriverApi *api = nullptr;
+  MSCCLC_TRY(driverApi(&api));
+  size_t nMem = rankPlan_.memoryChannels.size();
+  size_t nPort = rankPlan_.portChannels.size();
+  size_t nSw = rankPlan_.switchChannels.size();
+  if (nSw > 0)
+    MSCCLC_TRY(multicastAllowed());
+
+  if (needPeerUser_)
+    MSCCLC_TRY(comm_.exchange({const_cast<void *>(input), output},
+                              &ctx->peerUser)
+                   .context("exchanging user buffers"));
+
+  auto peerUser = [&](int r, int which) -> PeerPointer {
+    if (ctx->peerUser.empty())
+      return {};
+    return ctx->peerUser[size_t(r)][size_t(which)];
+  };
+  auto peerSem = [&](int peer, bool port, int peerIndex) -> uint64_t * {
+    if (peerIndex < 0)
+      return nullptr;
+    const RankPlan &prp = plan_.rankPlans[size_t(peer)];
+    size_t slot = size_t(peerIndex) + (port ? prp.memoryChannels.size() : 0);
+    return static_cast<uint64_t *>(peerSemaphores_[size_t(peer)][0].ptr) + slot;
+  };
+
+  std::vector<MscclcMemoryChannel> mem(nMem);
+  for (size_t i = 0; i < nMem; ++i) {
+    const PlanChannel &c = rankPlan_.memoryChannels[i];
+    MscclcMemoryChannel &m = mem[i];
+    m.peerInput = peerUser(c.peer, 0).ptr;
+    m.peerOutput = peerUser(c.peer, 1).ptr;
+    m.peerScratch = peerScratch_.empty() ? nullptr : peerScratch_[size_t(c.peer)][0].ptr;
+    m.peerSemaphore = reinterpret_cast<mscclc_u64 *>(peerSem(c.peer, false, c.peerIndex));
+    m.semaphore = reinterpret_cast<mscclc_u64 *>(semaphores_ + i);
+    if ((c.peerInput && !m.peerInput) || (c.peerOutput && !m.peerOutput) ||
+        (c.peerScratch && !m.peerScratch))
+      return internalError(format("memory channel %s of rank %d misses a peer "
+                                  "buffer it uses",
+                                  c.name.c_str(), comm_.rank()));
+  }
+
+  std::vector<MscclcPortChannel> port(nPort);
+  if (nPort > 0) {
+    if (size_t(nextContext_ + 1) * nPort > size_t(kMaxProxyIds))
+      return unsupported(format(
+          "program %s met more distinct buffer pairs than the proxy can tell "
+          "apart (%d); reuse buffers",
+          plan_.name.c_str(), nextContext_));
+    ctx->index = nextContext_++;
+    auto extentOf = [&](const void *p) -> uint64_t {
+      CUdeviceptr base = 0;
+      size_t size = 0;
+      if (!p || api->memGetAddressRange(&base, &size,
+                                        reinterpret_cast<CUdeviceptr>(p)) !=
+                    CUDA_SUCCESS)
+        return 0;
+      return uint64_t(base) + size - reinterpret_cast<uint64_t>(p);
+    };
+    for (size_t i = 0; i < nPort; ++i) {
+      const PlanChannel &c = rankPlan_.portChannels[i];
+      auto pc = std::make_unique<ProxyChannel>();
+      pc->stream = portStreams_[i];
+      pc->src[0] = const_cast<void *>(input);
+      pc->srcExtent[0] = extentOf(input);
+      pc->src[1] = output;
+      pc->srcExtent[1] = extentOf(output);
+      pc->src[2] = scratch_;
+      pc->srcExtent[2] = scratchBytes_;
+      pc->dst[0] = peerUser(c.peer, 0).ptr;
+      pc->dstExtent[0] = peerUser(c.peer, 0).extent;
+      pc->dst[1] = peerUser(c.peer, 1).ptr;
+      pc->dstExtent[1] = peerUser(c.peer, 1).extent;
+      if (!peerScratch_.empty()) {
+        pc->dst[2] = peerScratch_[size_t(c.peer)][0].ptr;
+        pc->dstExtent[2] = peerScratch_[size_t(c.peer)][0].extent;
+      }
+      pc->peerSemaphore = peerSem(c.peer, true, c.peerIndex);
+      pc->counter = &signalCounters_[i];
+      pc->peer = c.peer;
+      pc->planIndex = int(i);
+      uint32_t proxyId = uint32_t(size_t(ctx->index) * nPort + i);
+      port[i].proxyId = proxyId;
+      port[i].reserved = 0;
+      port[i].semaphore = reinterpret_cast<mscclc_u64 *>(semaphores_ + nMem + i);
+      proxyFifo_->setChannel(proxyId, pc.get());
+      ctx->proxyChannels.push_back(std::move(pc));
+    }
+  }
+
+  size_t memBytes = nMem * sizeof(MscclcMemoryChannel);
+  size_t portBytes = nPort * sizeof(MscclcPortChannel);
+  size_t swBytes = nSw * sizeof(MscclcSwitchChannel);
+  size_t total = memBytes + portBytes + swBytes;
+  if (total > 0) {
+    MSCCLC_CUDA_CHECK(cudaMalloc(&ctx->tables, total));
+    char *base = static_cast<char *>(ctx->tables);
+    if (nMem) {
+      MSCCLC_CUDA_CHECK(cudaMemcpy(base, mem.data(), memBytes, cudaMemcpyHostToDevice));
+      ctx->memoryChannels = reinterpret_cast<MscclcMemoryChannel *>(base);
+    }
+    if (nPort) {
+      MSCCLC_CUDA_CHECK(cudaMemcpy(base + memBytes, port.data(), portBytes,
+                                   cudaMemcpyHostToDevice));
+      ctx->portChannels = reinterpret_cast<MscclcPortChannel *>(base + memBytes);
+    }
+  }
+  return Status::ok();
+}
+
+Status Executor::launch(const void *input, void *output, uint64_t count,
+                        cudaStream_t stream) {
+  const DriverApi *api = nullptr;
+  MSCCLC_TRY(driverApi(&api));
+  Context *ctx = nullptr;
+  MSCCLC_TRY(contextFor(input, output, &ctx));
+  if (plan_.scratchBytes(count, elemSize_) > scratchBytes_)
+    return internalError("launch before prepare() grew the scratch");
+
+  MscclcKernelArgs args;
+  memset(&args, 0, sizeof(args));
+  args.abiVersion = MSCCLC_ABI_VERSION;
+  args.rank = mscclc_u32(comm_.rank());
+  args.nranks = mscclc_u32(comm_.nranks());
+  args.flags = 0;
+  args.input = const_cast<void *>(input);
+  args.output = output;
+  args.scratch = scratch_;
+  args.count = count;
+  args.memoryChannels = ctx->memoryChannels;
+  args.portChannels = ctx->portChannels;
+  args.switchChannels = ctx->switchChannels;
+  if (fifoCapacity_) {
+    args.fifo.triggers = devTriggers_;
+    args.fifo.head = reinterpret_cast<mscclc_u64 *>(head_);
+    args.fifo.tail = reinterpret_cast<volatile mscclc_u64 *>(devTail_);
+    args.fifo.capacity = fifoCapacity_;
+  }
+  args.state.blockEpoch = blockEpoch_;
+  args.state.waitCounters = waitCounters_;
+  args.error = error_;
+  args.abortFlag = nullptr;
+  args.timeoutNs = timeoutNs_;
+
+  void *params[] = {&args};
+  DeviceGuard guard(comm_.device());
+  MSCCLC_CUDA_CHECK(api->launchKernel(
+      kernel_, unsigned(rankPlan_.blocks), 1, 1, unsigned(plan_.threadsPerBlock),
+      1, 1, 0, reinterpret_cast<CUstream>(stream), params, nullptr));
+  if (scaleKernel_) {
+    unsigned long long n = plan_.outputElems(count);
+    double factor = 1.0 / double(comm_.nranks());
+    void *buf = output;
+    void *sparams[] = {&buf, &n, &factor};
+    unsigned grid = unsigned(std::min<unsigned long long>((n + 511) / 512, 1024));
+    if (grid == 0)
+      grid = 1;
+    MSCCLC_CUDA_CHECK(api->launchKernel(scaleKernel_, grid, 1, 1, 512, 1, 1, 0,
+                                        reinterpret_cast<CUstream>(stream),
+                                        sparams, nullptr));
+  }
+  return Status::ok();
+}
+
+std::string Executor::describeError(const MscclcErrorRecord &r) const {
+  std::string where;
+  if (r.channelKind == MSCCLC_CHAN_MEMORY || r.channelKind == MSCCLC_CHAN_PORT) {
+    const auto &list = r.channelKind == MSCCLC_CHAN_MEMORY
+                           ? rankPlan_.memoryChannels
+                           : rankPlan_.portChannels;
+    const char *kind = r.channelKind == MSCCLC_CHAN_MEMORY ? "memory" : "port";
+    if (r.channel < list.size()) {
+      const PlanChannel &c = list[r.channel];
+      where = format(" on %s channel %u '%s' (to rank %d)", kind, r.channel,
+                     c.name.c_str(), c.peer);
+    } else {
+      where = format(" on %s channel %u", kind, r.channel);
+    }
+  } else if (r.channelKind == MSCCLC_CHAN_SWITCH) {
+    where = format(" on switch channel %u", r.channel);
+  }
+  std::string line = r.line ? format(" (.mscl line %u)", r.line) : "";
+  return format("program %s rank %u block %u %s in %s%s%s: expected %llu, "
+                "observed %llu",
+                plan_.name.c_str(), r.rank, r.block, errName(r.code),
+                opName(r.op), where.c_str(), line.c_str(),
+                static_cast<unsigned long long>(r.expected),
+                static_cast<unsigned long long>(r.observed));
+}
+
+Status Executor::check(cudaStream_t stream, DeviceError *out) {
+  DeviceGuard guard(comm_.device());
+  MSCCLC_CUDA_CHECK(cudaStreamSynchronize(stream));
+  MscclcErrorRecord rec;
+  MSCCLC_CUDA_CHECK(cudaMemcpy(&rec, error_, sizeof(rec), cudaMemcpyDeviceToHost));
+  DeviceError result;
+  result.record = rec;
+  if (rec.code != MSCCLC_ERR_NONE)
+    result.message = describeError(rec);
+  if (proxyFifo_) {
+    std::string proxyError = proxyFifo_->takeError();
+    if (!proxyError.empty())
+      result.message += (result.message.empty() ? "" : "; ") +
+                        std::string("proxy: ") + proxyError;
+  }
+  if (out)
+    *out = result;
+  if (!result.message.empty())
+    return Status(Code::DeviceError, result.message);
+  return Status::ok();
+}
+
+Status Executor::reset() {
+  DeviceGuard guard(comm_.device());
+  MSCCLC_CUDA_CHECK(cudaDeviceSynchronize());
+  if (proxy_ && proxyFifo_)
+    proxy_->remove(proxyFifo_.get());
+  for (cudaStream_t s : portStreams_)
+    MSCCLC_CUDA_CHECK(cudaStreamSynchronize(s));
+  // Nobody may signal into our semaphores once we zeroed them.
+  MSCCLC_TRY(comm_.bootstrap().barrier());
+  size_t nSem = rankPlan_.memoryChannels.size() + rankPlan_.portChannels.size();
+  MSCCLC_CUDA_CHECK(cudaMemset(semaphores_, 0, (nSem ? nSem : 1) * sizeof(uint64_t)));
+  MSCCLC_CUDA_CHECK(cudaMemset(blockEpoch_, 0,
+                               size_t(rankPlan_.blocks) * sizeof(mscclc_u32)));
+  size_t slots = rankPlan_.waitSlots > 0 ? size_t(rankPlan_.waitSlots) : 1;
+  MSCCLC_CUDA_CHECK(cudaMemset(waitCounters_, 0, slots * sizeof(mscclc_u64)));
+  MSCCLC_CUDA_CHECK(cudaMemset(error_, 0, sizeof(MscclcErrorRecord)));
+  if (scratch_)
+    MSCCLC_CUDA_CHECK(cudaMemset(scratch_, 0, scratchBytes_));
+  if (fifoCapacity_) {
+    memset(triggers_, 0, fifoCapacity_ * sizeof(MscclcTrigger));
+    *tail_ = 0;
+    MSCCLC_CUDA_CHECK(cudaMemset(head_, 0, sizeof(uint64_t)));
+    for (uint64_t &c : signalCounters_)
+      c = 0;
+    proxyFifo_->setReader(FifoReader(triggers_, tail_, fifoCapacity_));
+    (void)proxyFifo_->takeError();
+  }
+  MSCCLC_CUDA_CHECK(cudaDeviceSynchronize());
+  if (proxy_ && proxyFifo_)
+    proxy_->add(proxyFifo_.get());
+  return comm_.bootstrap().barrier();
+}
+
+} // namespace mscclc::rt

@@ -1,0 +1,301 @@
+//===- Loader.cpp - NVRTC compile, kernel cache, module load --------------===//
+
+#include "mscclc/runtime/Loader.h"
+#include "mscclc/runtime/Hash.h"
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef MSCCLC_CUDA_INCLUDE_DIR
+#define MSCCLC_CUDA_INCLUDE_DIR "/usr/local/cuda/include"
+#endif
+
+namespace mscclc::rt {
+
+namespace {
+
+constexpr const char *kCacheMagic = "MSCCLC-CUBIN-1";
+
+double msSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+bool isDir(const std::string &path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/// mkdir -p.
+Status makeDirs(const std::string &path) {
+  std::string partial;
+  std::stringstream ss(path);
+  std::string part;
+  if (!path.empty() && path[0] == '/')
+    partial = "/";
+  while (std::getline(ss, part, '/')) {
+    if (part.empty())
+      continue;
+    partial += part + "/";
+    if (mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST)
+      return systemError(format("cannot create cache directory %s: %s",
+                                partial.c_str(), strerror(errno)));
+  }
+  return Status::ok();
+}
+
+/// The CUDA include directory NVRTC needs for cuda_fp16.h and friends.
+std::string cudaIncludeDir() {
+  for (const char *var : {"MSCCLC_CUDA_INCLUDE", "CUDA_HOME", "CUDA_PATH"}) {
+    const char *env = getenv(var);
+    if (!env || !*env)
+      continue;
+    std::string dir = env;
+    if (strcmp(var, "MSCCLC_CUDA_INCLUDE") != 0)
+      dir += "/include";
+    if (isDir(dir))
+      return dir;
+  }
+  if (isDir(MSCCLC_CUDA_INCLUDE_DIR))
+    return MSCCLC_CUDA_INCLUDE_DIR;
+  return "/usr/local/cuda/include";
+}
+
+std::string nvrtcVersionString() {
+  int major = 0, minor = 0;
+  if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS)
+    return "unknown";
+  return format("%d.%d", major, minor);
+}
+
+} // namespace
+
+std::vector<std::string> nvrtcOptions(const CompileRequest &request) {
+  std::vector<std::string> opts;
+  opts.push_back(format("--gpu-architecture=sm_%d", request.arch));
+  opts.push_back("--std=c++17");
+  opts.push_back("-I" + cudaIncludeDir());
+  opts.push_back("-DMSCCLC_NVRTC=1");
+  for (const std::string &o : request.options)
+    opts.push_back(o);
+  return opts;
+}
+
+std::string cacheKey(const CompileRequest &request) {
+  Sha256 h;
+  h.field(kCacheMagic);
+  h.field(nvrtcVersionString());
+  h.field(std::to_string(request.arch));
+  for (const std::string &o : nvrtcOptions(request))
+    h.field(o);
+  for (const EmbeddedHeader &hdr : embeddedHeaders()) {
+    h.field(hdr.includeName);
+    h.field(hdr.contents);
+  }
+  h.field(request.source);
+  return h.hexDigest();
+}
+
+KernelCache KernelCache::fromEnvironment() {
+  const char *off = getenv("MSCCLC_CACHE");
+  bool enabled = !(off && (strcmp(off, "0") == 0 || strcasecmp(off, "off") == 0 ||
+                           strcasecmp(off, "false") == 0));
+  std::string dir;
+  if (const char *d = getenv("MSCCLC_CACHE_DIR"); d && *d)
+    dir = d;
+  else if (const char *x = getenv("XDG_CACHE_HOME"); x && *x)
+    dir = std::string(x) + "/mscclc";
+  else if (const char *home = getenv("HOME"); home && *home)
+    dir = std::string(home) + "/.cache/mscclc";
+  else
+    dir = "/tmp/mscclc-cache";
+  return KernelCache(dir, enabled);
+}
+
+std::string KernelCache::pathFor(const std::string &key) const {
+  return dir_ + "/" + key + ".cubin";
+}
+
+Status KernelCache::lookup(const std::string &key, std::string *binary,
+                           bool *hit) const {
+  *hit = false;
+  if (!enabled_)
+    return Status::ok();
+  std::ifstream in(pathFor(key), std::ios::binary);
+  if (!in)
+    return Status::ok();
+  std::string contents((std::istreambuf_iterator<char>(in)),
+                       std::istreambuf_iterator<char>());
+  // Entry: magic '\n' key '\n' size '\n' bytes. Anything else is ignored
+  // (and overwritten by the next store).
+  std::string header = std::string(kCacheMagic) + "\n" + key + "\n";
+  if (contents.compare(0, header.size(), header) != 0)
+    return Status::ok();
+  size_t nl = contents.find('\n', header.size());
+  if (nl == std::string::npos)
+    return Status::ok();
+  unsigned long long size =
+      strtoull(contents.substr(header.size(), nl - header.size()).c_str(),
+               nullptr, 10);
+  if (contents.size() - nl - 1 != size || size == 0)
+    return Status::ok();
+  *binary = contents.substr(nl + 1);
+  *hit = true;
+  return Status::ok();
+}
+
+Status KernelCache::store(const std::string &key,
+                          const std::string &binary) const {
+  if (!enabled_)
+    return Status::ok();
+  MSCCLC_TRY(makeDirs(dir_));
+  std::random_device rd;
+  std::string tmp =
+      format("%s/.%s.%d.%u.tmp", dir_.c_str(), key.c_str(), int(getpid()), rd());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out)
+      return systemError(format("cannot write cache file %s: %s", tmp.c_str(),
+                                strerror(errno)));
+    out << kCacheMagic << "\n" << key << "\n" << binary.size() << "\n";
+    out.write(binary.data(), std::streamsize(binary.size()));
+    if (!out) {
+      unlink(tmp.c_str());
+      return systemError(format("short write to %s", tmp.c_str()));
+    }
+  }
+  if (rename(tmp.c_str(), pathFor(key).c_str()) != 0) {
+    unlink(tmp.c_str());
+    return systemError(format("cannot rename %s: %s", tmp.c_str(),
+                              strerror(errno)));
+  }
+  return Status::ok();
+}
+
+Status compileToCubin(const CompileRequest &request, std::string *cubin) {
+  if (request.arch <= 0)
+    return invalidArgument("NVRTC compile needs a device architecture");
+  const auto &headers = embeddedHeaders();
+  std::vector<const char *> names, bodies;
+  for (const EmbeddedHeader &h : headers) {
+    names.push_back(h.includeName);
+    bodies.push_back(h.contents);
+  }
+  nvrtcProgram prog = nullptr;
+  MSCCLC_CUDA_CHECK(nvrtcCreateProgram(&prog, request.source.c_str(),
+                                       request.name.c_str(), int(names.size()),
+                                       bodies.data(), names.data()));
+  struct ProgGuard {
+    nvrtcProgram *p;
+    ~ProgGuard() { MSCCLC_CUDA_WARN(nvrtcDestroyProgram(p)); }
+  } guard{&prog};
+
+  std::vector<std::string> opts = nvrtcOptions(request);
+  std::vector<const char *> optPtrs;
+  for (const std::string &o : opts)
+    optPtrs.push_back(o.c_str());
+  nvrtcResult rc = nvrtcCompileProgram(prog, int(optPtrs.size()), optPtrs.data());
+  size_t logSize = 0;
+  std::string log;
+  if (nvrtcGetProgramLogSize(prog, &logSize) == NVRTC_SUCCESS && logSize > 1) {
+    log.resize(logSize);
+    if (nvrtcGetProgramLog(prog, log.data()) != NVRTC_SUCCESS)
+      log.clear();
+    while (!log.empty() && (log.back() == '\0' || log.back() == '\n'))
+      log.pop_back();
+  }
+  if (rc != NVRTC_SUCCESS)
+    return Status(Code::CompileError,
+                  format("NVRTC failed to compile %s for sm_%d: %s\n%s",
+                         request.name.c_str(), request.arch,
+                         nvrtcGetErrorString(rc), log.c_str()));
+  if (!log.empty())
+    MSCCLC_LOG(Debug, "NVRTC log for %s:\n%s", request.name.c_str(),
+               log.c_str());
+  size_t size = 0;
+  MSCCLC_CUDA_CHECK(nvrtcGetCUBINSize(prog, &size));
+  cubin->resize(size);
+  MSCCLC_CUDA_CHECK(nvrtcGetCUBIN(prog, cubin->data()));
+  return Status::ok();
+}
+
+Status compileCached(const CompileRequest &request, const KernelCache &cache,
+                     std::string *cubin, CompileStats *stats) {
+  auto start = std::chrono::steady_clock::now();
+  CompileStats local;
+  local.key = cacheKey(request);
+  bool hit = false;
+  Status s = cache.lookup(local.key, cubin, &hit);
+  if (!s.isOk())
+    MSCCLC_LOG(Warn, "kernel cache: %s", s.message().c_str());
+  if (!hit) {
+    MSCCLC_TRY(compileToCubin(request, cubin));
+    Status st = cache.store(local.key, *cubin);
+    if (!st.isOk()) // A read-only cache directory costs time, not results.
+      MSCCLC_LOG(Warn, "kernel cache: %s", st.message().c_str());
+  }
+  local.cacheHit = hit;
+  local.milliseconds = msSince(start);
+  MSCCLC_LOG(Info, "kernel %s: %s in %.1f ms (key %.12s)", request.name.c_str(),
+             hit ? "cache hit" : "compiled", local.milliseconds,
+             local.key.c_str());
+  if (stats)
+    *stats = local;
+  return Status::ok();
+}
+
+Status deviceArch(int device, int *arch) {
+  int major = 0, minor = 0;
+  MSCCLC_CUDA_CHECK(cudaDeviceGetAttribute(
+      &major, cudaDevAttrComputeCapabilityMajor, device));
+  MSCCLC_CUDA_CHECK(cudaDeviceGetAttribute(
+      &minor, cudaDevAttrComputeCapabilityMinor, device));
+  *arch = major * 10 + minor;
+  return Status::ok();
+}
+
+Module::~Module() {
+  if (!module_)
+    return;
+  const DriverApi *api = nullptr;
+  if (!driverApi(&api).isOk())
+    return;
+  DeviceGuard guard(device_);
+  MSCCLC_CUDA_WARN(api->moduleUnload(module_));
+}
+
+Status Module::load(int device, const std::string &cubin) {
+  if (module_)
+    return internalError("module loaded twice");
+  const DriverApi *api = nullptr;
+  MSCCLC_TRY(driverApi(&api));
+  DeviceGuard guard(device);
+  // Makes the device's primary context current for the driver call.
+  MSCCLC_CUDA_CHECK(cudaFree(nullptr));
+  MSCCLC_CUDA_CHECK(api->moduleLoadData(&module_, cubin.data()));
+  device_ = device;
+  return Status::ok();
+}
+
+Status Module::function(const std::string &name, CUfunction *out) const {
+  const DriverApi *api = nullptr;
+  MSCCLC_TRY(driverApi(&api));
+  CUresult rc = api->moduleGetFunction(out, module_, name.c_str());
+  if (rc == CUDA_ERROR_NOT_FOUND)
+    return invalidArgument(
+        format("kernel '%s' is not in the compiled module", name.c_str()));
+  MSCCLC_CUDA_CHECK(rc);
+  return Status::ok();
+}
+
+} // namespace mscclc::rt

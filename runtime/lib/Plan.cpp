@@ -1,0 +1,341 @@
+//===- Plan.cpp - Parsing and validating execution plans ------------------===//
+
+#include "mscclc/runtime/Plan.h"
+#include "mscclc/runtime/Json.h"
+
+#include "mscclc/device/KernelArgs.h"
+#include "mscclc/device/Layout.h"
+
+#include <algorithm>
+#include <set>
+
+namespace mscclc::rt {
+
+namespace {
+
+/// Field readers: each reports "plan: <where>.<key> ..." on a bad value.
+class Reader {
+public:
+  Reader(const Json &obj, std::string where)
+      : obj_(obj), where_(std::move(where)) {}
+
+  Status object() const {
+    if (!obj_.isObject())
+      return invalidArgument(format("plan: %s is not an object", where_.c_str()));
+    return Status::ok();
+  }
+  Status integer(const char *key, int64_t *out, bool required = true,
+                 int64_t min = INT64_MIN, int64_t max = INT64_MAX) const {
+    const Json *v = obj_.find(key);
+    if (!v) {
+      if (required)
+        return missing(key);
+      return Status::ok();
+    }
+    if (!v->isInt())
+      return invalidArgument(
+          format("plan: %s.%s must be an integer", where_.c_str(), key));
+    if (v->asInt() < min || v->asInt() > max)
+      return invalidArgument(format("plan: %s.%s = %lld is out of range",
+                                    where_.c_str(), key,
+                                    static_cast<long long>(v->asInt())));
+    *out = v->asInt();
+    return Status::ok();
+  }
+  Status integer(const char *key, int *out, bool required = true,
+                 int64_t min = INT32_MIN, int64_t max = INT32_MAX) const {
+    int64_t v = *out;
+    MSCCLC_TRY(integer(key, &v, required, min, max));
+    *out = int(v);
+    return Status::ok();
+  }
+  Status string(const char *key, std::string *out, bool required = true) const {
+    const Json *v = obj_.find(key);
+    if (!v)
+      return required ? missing(key) : Status::ok();
+    if (!v->isString())
+      return invalidArgument(
+          format("plan: %s.%s must be a string", where_.c_str(), key));
+    *out = v->asString();
+    return Status::ok();
+  }
+  Status boolean(const char *key, bool *out, bool required = true) const {
+    const Json *v = obj_.find(key);
+    if (!v)
+      return required ? missing(key) : Status::ok();
+    if (!v->isBool())
+      return invalidArgument(
+          format("plan: %s.%s must be true or false", where_.c_str(), key));
+    *out = v->asBool();
+    return Status::ok();
+  }
+  Status array(const char *key, const std::vector<Json> **out,
+               bool required = true) const {
+    static const std::vector<Json> empty;
+    *out = &empty;
+    const Json *v = obj_.find(key);
+    if (!v)
+      return required ? missing(key) : Status::ok();
+    if (!v->isArray())
+      return invalidArgument(
+          format("plan: %s.%s must be an array", where_.c_str(), key));
+    *out = &v->items();
+    return Status::ok();
+  }
+  Status strings(const char *key, std::vector<std::string> *out,
+                 bool required = true) const {
+    const std::vector<Json> *items;
+    MSCCLC_TRY(array(key, &items, required));
+    for (const Json &j : *items) {
+      if (!j.isString())
+        return invalidArgument(format("plan: %s.%s must hold strings",
+                                      where_.c_str(), key));
+      out->push_back(j.asString());
+    }
+    return Status::ok();
+  }
+  const std::string &where() const { return where_; }
+
+private:
+  Status missing(const char *key) const {
+    return invalidArgument(
+        format("plan: %s has no '%s'", where_.c_str(), key));
+  }
+  const Json &obj_;
+  std::string where_;
+};
+
+Status parseChannel(const Json &j, const std::string &where, bool memory,
+                    int ranks, int blocks, int waitSlots, PlanChannel *c) {
+  Reader r(j, where);
+  MSCCLC_TRY(r.object());
+  MSCCLC_TRY(r.integer("index", &c->index, true, 0));
+  MSCCLC_TRY(r.string("name", &c->name, false));
+  MSCCLC_TRY(r.integer("peer", &c->peer, true, 0, ranks - 1));
+  if (memory) {
+    std::string protocol;
+    MSCCLC_TRY(r.string("protocol", &protocol));
+    if (protocol != "LL" && protocol != "HB")
+      return invalidArgument(format("plan: %s.protocol must be LL or HB, not '%s'",
+                                    where.c_str(), protocol.c_str()));
+    c->ll = protocol == "LL";
+  }
+  MSCCLC_TRY(r.integer("id", &c->id, false));
+  MSCCLC_TRY(r.integer("peerIndex", &c->peerIndex, true, -1));
+  MSCCLC_TRY(r.integer("block", &c->block, true, 0, blocks - 1));
+  MSCCLC_TRY(r.integer("group", &c->group, false, 1, blocks));
+  if (c->block + c->group > blocks)
+    return invalidArgument(format("plan: %s uses blocks %d..%d of %d",
+                                  where.c_str(), c->block,
+                                  c->block + c->group - 1, blocks));
+  MSCCLC_TRY(r.integer("waitSlot", &c->waitSlot, false, -1));
+  if (c->waitSlot >= 0 && c->waitSlot + c->group > waitSlots)
+    return invalidArgument(format("plan: %s.waitSlot %d + group %d exceeds "
+                                  "waitSlots %d",
+                                  where.c_str(), c->waitSlot, c->group,
+                                  waitSlots));
+  MSCCLC_TRY(r.boolean("signals", &c->signals, false));
+  MSCCLC_TRY(r.boolean("waits", &c->waits, false));
+  std::vector<std::string> bufs;
+  MSCCLC_TRY(r.strings("peerBuffers", &bufs, false));
+  for (const std::string &b : bufs) {
+    if (b == "input")
+      c->peerInput = true;
+    else if (b == "output")
+      c->peerOutput = true;
+    else if (b == "scratch")
+      c->peerScratch = true;
+    else
+      return invalidArgument(format("plan: %s.peerBuffers has unknown '%s'",
+                                    where.c_str(), b.c_str()));
+  }
+  return Status::ok();
+}
+
+} // namespace
+
+size_t dtypeSize(const std::string &d) {
+  if (d == "f32" || d == "i32" || d == "u32") return 4;
+  if (d == "f16" || d == "bf16") return 2;
+  if (d == "f64" || d == "i64" || d == "u64") return 8;
+  if (d == "i8" || d == "u8") return 1;
+  return 0;
+}
+
+uint64_t Plan::inputElems(uint64_t count) const {
+  return mscclc_chunk_begin(uint64_t(inputChunks), count, uint64_t(chunks));
+}
+uint64_t Plan::outputElems(uint64_t count) const {
+  return mscclc_chunk_begin(uint64_t(outputChunks), count, uint64_t(chunks));
+}
+
+uint64_t Plan::scratchBytes(uint64_t count, uint64_t elemSize) const {
+  std::vector<MscclcScratchDesc> descs;
+  for (const PlanScratch &s : scratch)
+    descs.push_back({uint64_t(s.chunks), s.packet ? 1 : 0});
+  if (descs.empty())
+    return 0;
+  return mscclc_scratch_bytes(descs.data(), int(descs.size()), count,
+                              uint64_t(chunks), elemSize);
+}
+
+bool Plan::needsPeerUserBuffers(int rank) const {
+  const RankPlan &rp = rankPlans[size_t(rank)];
+  for (const auto *list : {&rp.memoryChannels, &rp.portChannels})
+    for (const PlanChannel &c : *list)
+      if (c.peerInput || c.peerOutput)
+        return true;
+  return false;
+}
+
+bool Plan::supportsDtype(const std::string &d) const {
+  return std::find(dtypes.begin(), dtypes.end(), d) != dtypes.end();
+}
+bool Plan::supportsRedop(const std::string &r) const {
+  return std::find(redops.begin(), redops.end(), r) != redops.end();
+}
+
+Status parsePlan(const std::string &text, Plan *plan) {
+  Json root;
+  MSCCLC_TRY(Json::parse(text, &root).context("reading the plan"));
+  Reader r(root, "plan");
+  MSCCLC_TRY(r.object());
+  std::string fmt;
+  MSCCLC_TRY(r.string("format", &fmt));
+  if (fmt != "mscclc-plan")
+    return invalidArgument(format("plan: format is '%s', not 'mscclc-plan'",
+                                  fmt.c_str()));
+  int version = 0;
+  MSCCLC_TRY(r.integer("version", &version));
+  if (version != 1)
+    return unsupported(format("plan: version %d is not supported (this "
+                              "runtime reads version 1)",
+                              version));
+  Plan p;
+  MSCCLC_TRY(r.integer("abiVersion", &p.abiVersion));
+  if (unsigned(p.abiVersion) != MSCCLC_ABI_VERSION)
+    return unsupported(format("plan: kernels use ABI %d, this runtime has ABI "
+                              "%u: recompile the program",
+                              p.abiVersion, MSCCLC_ABI_VERSION));
+  MSCCLC_TRY(r.string("name", &p.name));
+  MSCCLC_TRY(r.string("collective", &p.collective));
+  MSCCLC_TRY(r.integer("ranks", &p.ranks, true, 1, 65536));
+  MSCCLC_TRY(r.integer("gpusPerNode", &p.gpusPerNode, false, 1, 65536));
+  MSCCLC_TRY(r.integer("instances", &p.instances, false, 1));
+  MSCCLC_TRY(r.integer("chunks", &p.chunks, true, 1, int64_t(1) << 32));
+  MSCCLC_TRY(r.integer("inputChunks", &p.inputChunks, true, 1, int64_t(1) << 40));
+  MSCCLC_TRY(r.integer("outputChunks", &p.outputChunks, true, 1, int64_t(1) << 40));
+  MSCCLC_TRY(r.boolean("inPlace", &p.inPlace, false));
+  MSCCLC_TRY(r.integer("root", &p.root, false, 0, p.ranks - 1));
+  MSCCLC_TRY(r.integer("threadsPerBlock", &p.threadsPerBlock, true, 32, 1024));
+  if (p.threadsPerBlock % 32 != 0)
+    return invalidArgument(format("plan: threadsPerBlock %d is not a multiple "
+                                  "of 32",
+                                  p.threadsPerBlock));
+  MSCCLC_TRY(r.strings("dtypes", &p.dtypes, false));
+  MSCCLC_TRY(r.strings("redops", &p.redops, false));
+  MSCCLC_TRY(r.string("scaleKernel", &p.scaleKernel, false));
+  MSCCLC_TRY(r.boolean("usesPortChannels", &p.usesPortChannels, false));
+  MSCCLC_TRY(r.boolean("usesSwitchChannels", &p.usesSwitchChannels, false));
+
+  const std::vector<Json> *scratch;
+  MSCCLC_TRY(r.array("scratch", &scratch, false));
+  for (size_t i = 0; i < scratch->size(); ++i) {
+    Reader s((*scratch)[i], format("scratch[%zu]", i));
+    MSCCLC_TRY(s.object());
+    PlanScratch ps;
+    int index = -1;
+    MSCCLC_TRY(s.string("name", &ps.name, false));
+    MSCCLC_TRY(s.integer("index", &index, false, 0));
+    if (index >= 0 && size_t(index) != i)
+      return invalidArgument(format("plan: scratch[%zu] has index %d", i, index));
+    MSCCLC_TRY(s.integer("chunks", &ps.chunks, true, 1, int64_t(1) << 32));
+    MSCCLC_TRY(s.boolean("packet", &ps.packet, false));
+    p.scratch.push_back(ps);
+  }
+
+  const std::vector<Json> *ranks;
+  MSCCLC_TRY(r.array("rankPlans", &ranks));
+  if (ranks->size() != size_t(p.ranks))
+    return invalidArgument(format("plan: %zu rankPlans for %d ranks",
+                                  ranks->size(), p.ranks));
+  p.rankPlans.resize(size_t(p.ranks));
+  std::vector<bool> seen(size_t(p.ranks), false);
+  for (size_t i = 0; i < ranks->size(); ++i) {
+    Reader rr((*ranks)[i], format("rankPlans[%zu]", i));
+    MSCCLC_TRY(rr.object());
+    int rank = -1;
+    MSCCLC_TRY(rr.integer("rank", &rank, true, 0, p.ranks - 1));
+    if (seen[size_t(rank)])
+      return invalidArgument(format("plan: rank %d appears twice", rank));
+    seen[size_t(rank)] = true;
+    RankPlan &rp = p.rankPlans[size_t(rank)];
+    rp.rank = rank;
+    MSCCLC_TRY(rr.string("kernel", &rp.kernel));
+    MSCCLC_TRY(rr.integer("blocks", &rp.blocks, true, 1, 65535));
+    MSCCLC_TRY(rr.integer("waitSlots", &rp.waitSlots, false, 0, 1 << 24));
+    for (int kind = 0; kind < 2; ++kind) {
+      const char *key = kind == 0 ? "memoryChannels" : "portChannels";
+      auto &list = kind == 0 ? rp.memoryChannels : rp.portChannels;
+      const std::vector<Json> *chans;
+      MSCCLC_TRY(rr.array(key, &chans, false));
+      for (size_t c = 0; c < chans->size(); ++c) {
+        PlanChannel pc;
+        std::string where = format("rankPlans[%d].%s[%zu]", rank, key, c);
+        MSCCLC_TRY(parseChannel((*chans)[c], where, kind == 0, p.ranks,
+                                rp.blocks, rp.waitSlots, &pc));
+        if (pc.index != int(c))
+          return invalidArgument(format("plan: %s has index %d", where.c_str(),
+                                        pc.index));
+        if (pc.peer == rank)
+          return invalidArgument(format("plan: %s connects rank %d to itself",
+                                        where.c_str(), rank));
+        list.push_back(pc);
+      }
+    }
+    if (rp.portChannels.size() > 65535)
+      return invalidArgument("plan: more than 65535 port channels on a rank");
+    const std::vector<Json> *sw;
+    MSCCLC_TRY(rr.array("switchChannels", &sw, false));
+    for (size_t c = 0; c < sw->size(); ++c) {
+      Reader sr((*sw)[c], format("rankPlans[%d].switchChannels[%zu]", rank, c));
+      MSCCLC_TRY(sr.object());
+      PlanSwitchChannel sc;
+      MSCCLC_TRY(sr.integer("index", &sc.index, false, 0));
+      MSCCLC_TRY(sr.string("name", &sc.name, false));
+      MSCCLC_TRY(sr.integer("id", &sc.id, false));
+      const std::vector<Json> *group;
+      MSCCLC_TRY(sr.array("ranks", &group));
+      for (const Json &g : *group) {
+        if (!g.isInt() || g.asInt() < 0 || g.asInt() >= p.ranks)
+          return invalidArgument(format("plan: %s.ranks holds a bad rank",
+                                        sr.where().c_str()));
+        sc.ranks.push_back(int(g.asInt()));
+      }
+      rp.switchChannels.push_back(sc);
+    }
+  }
+  // Reverse channels must exist where the plan says they do, and lead back.
+  for (const RankPlan &rp : p.rankPlans) {
+    for (int kind = 0; kind < 2; ++kind) {
+      const auto &list = kind == 0 ? rp.memoryChannels : rp.portChannels;
+      for (const PlanChannel &c : list) {
+        if (c.peerIndex < 0)
+          continue;
+        const RankPlan &peer = p.rankPlans[size_t(c.peer)];
+        const auto &plist = kind == 0 ? peer.memoryChannels : peer.portChannels;
+        if (size_t(c.peerIndex) >= plist.size() ||
+            plist[size_t(c.peerIndex)].peer != rp.rank)
+          return invalidArgument(format(
+              "plan: rank %d %s channel %d names reverse channel %d on rank "
+              "%d, which does not lead back",
+              rp.rank, kind == 0 ? "memory" : "port", c.index, c.peerIndex,
+              c.peer));
+      }
+    }
+  }
+  *plan = std::move(p);
+  return Status::ok();
+}
+
+} // namespace mscclc::rt

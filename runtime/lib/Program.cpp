@@ -1,0 +1,289 @@
+//===- Program.cpp - Running the compiler, compiling its output -----------===//
+
+#include "mscclc/runtime/Program.h"
+#include "mscclc/runtime/Communicator.h"
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <fstream>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sstream>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+namespace mscclc::rt {
+
+namespace {
+
+std::atomic<uint64_t> nextProgramId{1};
+
+bool isExecutable(const std::string &path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+         access(path.c_str(), X_OK) == 0;
+}
+
+std::string dirName(const std::string &path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+Status readFile(const std::string &path, std::string *out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return invalidArgument(
+        format("cannot read %s: %s", path.c_str(), strerror(errno)));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  *out = ss.str();
+  return Status::ok();
+}
+
+/// A temporary file removed on scope exit.
+struct TempFile {
+  std::string path;
+  ~TempFile() {
+    if (!path.empty())
+      unlink(path.c_str());
+  }
+};
+
+Status makeTemp(const char *suffix, TempFile *out) {
+  const char *dir = getenv("TMPDIR");
+  std::string tmpl = std::string(dir && *dir ? dir : "/tmp") +
+                     "/mscclc-XXXXXX" + suffix;
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  int fd = mkstemps(buf.data(), int(strlen(suffix)));
+  if (fd < 0)
+    return systemError(format("mkstemps(%s): %s", tmpl.c_str(), strerror(errno)));
+  close(fd);
+  out->path = buf.data();
+  return Status::ok();
+}
+
+} // namespace
+
+Status findCompiler(const std::string &explicitPath, std::string *path) {
+  if (!explicitPath.empty()) {
+    if (!isExecutable(explicitPath))
+      return invalidArgument(format("compiler %s is not an executable file",
+                                    explicitPath.c_str()));
+    *path = explicitPath;
+    return Status::ok();
+  }
+  if (const char *env = getenv("MSCCLC_COMPILER"); env && *env) {
+    if (!isExecutable(env))
+      return invalidArgument(
+          format("MSCCLC_COMPILER=%s is not an executable file", env));
+    *path = env;
+    return Status::ok();
+  }
+  // Next to this library: <prefix>/lib/libmscclc.so -> <prefix>/bin/mscclc.
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void *>(&findCompiler), &info) && info.dli_fname) {
+    std::string dir = dirName(info.dli_fname);
+    for (const std::string &candidate :
+         {dir + "/mscclc", dir + "/../bin/mscclc", dir + "/bin/mscclc"})
+      if (isExecutable(candidate)) {
+        *path = candidate;
+        return Status::ok();
+      }
+  }
+  if (const char *p = getenv("PATH")) {
+    std::stringstream ss(p);
+    std::string dir;
+    while (std::getline(ss, dir, ':'))
+      if (!dir.empty() && isExecutable(dir + "/mscclc")) {
+        *path = dir + "/mscclc";
+        return Status::ok();
+      }
+  }
+  return invalidArgument(
+      "cannot find the mscclc compiler: set MSCCLC_COMPILER, install it next "
+      "to libmscclc, or put it on PATH");
+}
+
+Status runProcess(const std::string &compiler,
+                  const std::vector<std::string> &args, std::string *out,
+                  std::string *err, int *exitCode) {
+  int outPipe[2], errPipe[2];
+  if (pipe2(outPipe, O_CLOEXEC) != 0)
+    return systemError(format("pipe: %s", strerror(errno)));
+  if (pipe2(errPipe, O_CLOEXEC) != 0) {
+    close(outPipe[0]);
+    close(outPipe[1]);
+    return systemError(format("pipe: %s", strerror(errno)));
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2);
+  std::vector<char *> argv;
+  argv.push_back(const_cast<char *>(compiler.c_str()));
+  for (const std::string &a : args)
+    argv.push_back(const_cast<char *>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  int rc = posix_spawn(&pid, compiler.c_str(), &actions, nullptr, argv.data(),
+                       environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(outPipe[1]);
+  close(errPipe[1]);
+  if (rc != 0) {
+    close(outPipe[0]);
+    close(errPipe[0]);
+    return systemError(
+        format("cannot run %s: %s", compiler.c_str(), strerror(rc)));
+  }
+  // Read both pipes until they close, so a chatty compiler never blocks.
+  pollfd fds[2] = {{outPipe[0], POLLIN, 0}, {errPipe[0], POLLIN, 0}};
+  std::string *sinks[2] = {out, err};
+  int open = 2;
+  char buf[65536];
+  while (open > 0) {
+    if (poll(fds, 2, -1) < 0) {
+      if (errno == EINTR)
+        continue;
+      break;
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !fds[i].revents)
+        continue;
+      ssize_t n = read(fds[i].fd, buf, sizeof(buf));
+      if (n > 0) {
+        sinks[i]->append(buf, size_t(n));
+      } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        --open;
+      }
+    }
+  }
+  for (auto &f : fds)
+    if (f.fd >= 0)
+      close(f.fd);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  *exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return Status::ok();
+}
+
+Status Program::compileFile(const std::string &path,
+                            const CompilerOptions &options,
+                            std::unique_ptr<Program> *out) {
+  if (options.ranks < 1)
+    return invalidArgument("compile options need ranks >= 1");
+  if (access(path.c_str(), R_OK) != 0)
+    return invalidArgument(
+        format("cannot read %s: %s", path.c_str(), strerror(errno)));
+  std::string compiler;
+  MSCCLC_TRY(findCompiler(options.compiler, &compiler));
+  std::vector<std::string> common = {path, "--ranks=" + std::to_string(options.ranks)};
+  if (options.gpusPerNode > 0)
+    common.push_back("--gpus-per-node=" + std::to_string(options.gpusPerNode));
+  if (options.instances > 0)
+    common.push_back("--instances=" + std::to_string(options.instances));
+  for (const auto &d : options.defines)
+    common.push_back("-D" + d.first + "=" + std::to_string(d.second));
+  for (const std::string &a : options.extraArgs)
+    common.push_back(a);
+
+  std::string outputs[2];
+  const char *emits[2] = {"--emit=cuda", "--emit=plan"};
+  for (int i = 0; i < 2; ++i) {
+    std::vector<std::string> args = common;
+    args.push_back(emits[i]);
+    std::string err;
+    int code = 0;
+    MSCCLC_TRY(runProcess(compiler, args, &outputs[i], &err, &code));
+    if (code != 0) {
+      while (!err.empty() && err.back() == '\n')
+        err.pop_back();
+      return Status(Code::CompileError,
+                    format("mscclc %s failed (exit %d) for %s:\n%s", emits[i],
+                           code, path.c_str(),
+                           err.empty() ? "(no diagnostics)" : err.c_str()));
+    }
+    if (!err.empty())
+      MSCCLC_LOG(Info, "mscclc %s: %s", emits[i], err.c_str());
+  }
+  MSCCLC_TRY(fromGenerated(outputs[0], outputs[1], out)
+                 .context(format("loading the output of mscclc for %s",
+                                 path.c_str())));
+  if ((*out)->plan().ranks != options.ranks)
+    return internalError(format("the plan is for %d ranks, %d were asked for",
+                                (*out)->plan().ranks, options.ranks));
+  return Status::ok();
+}
+
+Status Program::compileString(const std::string &source,
+                              const CompilerOptions &options,
+                              std::unique_ptr<Program> *out) {
+  TempFile tmp;
+  MSCCLC_TRY(makeTemp(".mscl", &tmp));
+  {
+    std::ofstream f(tmp.path, std::ios::binary);
+    f << source;
+    if (!f)
+      return systemError(format("cannot write %s", tmp.path.c_str()));
+  }
+  return compileFile(tmp.path, options, out);
+}
+
+Status Program::fromGenerated(const std::string &cudaSource,
+                              const std::string &planJson,
+                              std::unique_ptr<Program> *out) {
+  std::unique_ptr<Program> p(new Program());
+  MSCCLC_TRY(parsePlan(planJson, &p->plan_));
+  if (cudaSource.empty())
+    return invalidArgument("the CUDA source is empty");
+  p->cudaSource_ = cudaSource;
+  p->planJson_ = planJson;
+  p->id_ = nextProgramId.fetch_add(1);
+  *out = std::move(p);
+  return Status::ok();
+}
+
+Program::~Program() {
+  for (Communicator *c : Communicator::live())
+    c->dropExecutors(id_);
+}
+
+Status Program::cubin(int arch, const std::string &dtype,
+                      const std::string &redop, std::string *out,
+                      CompileStats *stats) {
+  std::string key = format("%d/%s/%s", arch, dtype.c_str(), redop.c_str());
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = cubins_.find(key);
+  if (it != cubins_.end()) {
+    *out = it->second;
+    if (stats) {
+      *stats = CompileStats();
+      stats->cacheHit = true;
+    }
+    return Status::ok();
+  }
+  CompileRequest req;
+  req.source = cudaSource_;
+  req.name = plan_.name + ".cu";
+  req.arch = arch;
+  req.options = {"-DMSCCLC_DTYPE=" + dtype, "-DMSCCLC_REDOP=" + redop};
+  std::string bin;
+  MSCCLC_TRY(compileCached(req, KernelCache::fromEnvironment(), &bin, stats));
+  cubins_[key] = bin;
+  *out = std::move(bin);
+  return Status::ok();
+}
+
+} // namespace mscclc::rt

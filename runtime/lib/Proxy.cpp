@@ -1,0 +1,221 @@
+//===- Proxy.cpp - The CPU proxy serving port channels --------------------===//
+
+#include "mscclc/runtime/Proxy.h"
+
+#include <chrono>
+#include <thread>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define MSCCLC_PAUSE() _mm_pause()
+#else
+#define MSCCLC_PAUSE() std::this_thread::yield()
+#endif
+
+namespace mscclc::rt {
+
+namespace {
+constexpr uint64_t kMask36 = (uint64_t(1) << 36) - 1;
+constexpr uint64_t kMask27 = (uint64_t(1) << 27) - 1;
+constexpr uint64_t kValid = uint64_t(1) << 63;
+} // namespace
+
+Trigger decodeTrigger(uint64_t fst, uint64_t snd) {
+  Trigger t;
+  t.dstOffset = fst & kMask36;
+  t.dstBuffer = uint32_t((fst >> 36) & 3);
+  t.srcBuffer = uint32_t((fst >> 38) & 3);
+  t.type = uint32_t((fst >> 40) & 7);
+  t.proxyId = uint32_t((fst >> 43) & 0xffff);
+  t.srcOffset = snd & kMask36;
+  t.size = (snd >> 36) & kMask27;
+  return t;
+}
+
+MscclcTrigger encodeTrigger(const Trigger &t) {
+  MscclcTrigger e;
+  e.fst = (t.dstOffset & kMask36) | (uint64_t(t.dstBuffer & 3) << 36) |
+          (uint64_t(t.srcBuffer & 3) << 38) | (uint64_t(t.type & 7) << 40) |
+          (uint64_t(t.proxyId & 0xffff) << 43);
+  e.snd = (t.srcOffset & kMask36) | ((t.size & kMask27) << 36) | kValid;
+  return e;
+}
+
+bool FifoReader::poll(Trigger *out) const {
+  if (!triggers_ || capacity_ == 0)
+    return false;
+  volatile MscclcTrigger *e = &triggers_[next_ % capacity_];
+  uint64_t fst = e->fst;
+  if (fst == 0)
+    return false;
+  uint64_t snd = e->snd;
+  if (!(snd & kValid))
+    return false; // the second half has not landed yet
+  // Re-read fst: both halves must belong to the same push.
+  std::atomic_thread_fence(std::memory_order_acquire);
+  fst = e->fst;
+  *out = decodeTrigger(fst, snd);
+  return true;
+}
+
+void FifoReader::pop() {
+  volatile MscclcTrigger *e = &triggers_[next_ % capacity_];
+  e->fst = 0;
+  e->snd = 0;
+  ++next_;
+  // The GPU reuses the slot once it sees the new tail: zero it first.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  *tail_ = next_;
+}
+
+std::string ProxyFifo::takeError() {
+  std::lock_guard<std::mutex> lock(errorMutex_);
+  std::string e;
+  e.swap(error_);
+  return e;
+}
+
+Status ProxyFifo::handle(const Trigger &t, const DriverApi *api) {
+  if (t.proxyId >= channels_.size())
+    return invalidArgument(format("trigger names proxy id %u of %zu", t.proxyId,
+                                  channels_.size()));
+  ProxyChannel *ch = channels_[t.proxyId].load(std::memory_order_acquire);
+  if (!ch)
+    return invalidArgument(format("trigger names proxy id %u, which has no "
+                                  "channel",
+                                  t.proxyId));
+  if (t.type & kTriggerPut) {
+    if (t.srcBuffer > 2 || t.dstBuffer > 2 || !ch->src[t.srcBuffer] ||
+        !ch->dst[t.dstBuffer])
+      return invalidArgument(
+          format("port channel %d put names buffer %u -> %u, which is not "
+                 "mapped",
+                 ch->planIndex, t.srcBuffer, t.dstBuffer));
+    if (t.srcOffset + t.size > ch->srcExtent[t.srcBuffer] ||
+        t.dstOffset + t.size > ch->dstExtent[t.dstBuffer])
+      return invalidArgument(format(
+          "port channel %d put of %llu bytes at %llu -> %llu runs past a "
+          "buffer",
+          ch->planIndex, static_cast<unsigned long long>(t.size),
+          static_cast<unsigned long long>(t.srcOffset),
+          static_cast<unsigned long long>(t.dstOffset)));
+    if (t.size > 0)
+      MSCCLC_CUDA_CHECK(cudaMemcpyAsync(
+          static_cast<char *>(ch->dst[t.dstBuffer]) + t.dstOffset,
+          static_cast<char *>(ch->src[t.srcBuffer]) + t.srcOffset, t.size,
+          cudaMemcpyDefault, ch->stream));
+  }
+  if (t.type & kTriggerSignal) {
+    if (!ch->peerSemaphore)
+      return invalidArgument(format(
+          "port channel %d signals, but the peer has no reverse channel",
+          ch->planIndex));
+    uint64_t value = ++*ch->counter;
+    MSCCLC_CUDA_CHECK(api->streamWriteValue64(
+        ch->stream, reinterpret_cast<CUdeviceptr>(ch->peerSemaphore), value,
+        CU_STREAM_WRITE_VALUE_DEFAULT));
+  }
+  if (t.type & kTriggerFlush)
+    MSCCLC_CUDA_CHECK(cudaStreamSynchronize(ch->stream));
+  return Status::ok();
+}
+
+int ProxyFifo::serve(const DriverApi *api) {
+  int handled = 0;
+  Trigger t;
+  while (reader_.poll(&t)) {
+    Status s = handle(t, api);
+    if (!s.isOk()) {
+      // Keep consuming: the GPU side then times out on its wait and
+      // records where; the host reports this message next to it.
+      MSCCLC_LOG(Error, "proxy: %s", s.message().c_str());
+      std::lock_guard<std::mutex> lock(errorMutex_);
+      if (error_.empty())
+        error_ = s.message();
+    }
+    reader_.pop();
+    ++handled;
+  }
+  return handled;
+}
+
+Proxy::~Proxy() {
+  stop_.store(true);
+  if (thread_.joinable())
+    thread_.join();
+}
+
+Status Proxy::start() {
+  const DriverApi *api = nullptr;
+  MSCCLC_TRY(driverApi(&api));
+  thread_ = std::thread([this] { run(); });
+  return Status::ok();
+}
+
+void Proxy::add(ProxyFifo *fifo) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  fifos_.push_back(fifo);
+  version_.fetch_add(1);
+}
+
+void Proxy::remove(ProxyFifo *fifo) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto it = fifos_.begin(); it != fifos_.end(); ++it)
+      if (*it == fifo) {
+        fifos_.erase(it);
+        break;
+      }
+    version_.fetch_add(1);
+  }
+  // Wait until the thread no longer holds the old list.
+  while (busy_.load())
+    std::this_thread::yield();
+}
+
+Status Proxy::drain(ProxyFifo *fifo, uint64_t count, double seconds) {
+  auto deadline = std::chrono::steady_clock::now() +
+                  std::chrono::duration<double>(seconds);
+  while (fifo->consumed() < count) {
+    if (std::chrono::steady_clock::now() > deadline)
+      return Status(Code::Timeout,
+                    format("proxy of rank %d did not drain its FIFO (%llu of "
+                           "%llu entries) within %.0f s",
+                           rank_,
+                           static_cast<unsigned long long>(fifo->consumed()),
+                           static_cast<unsigned long long>(count), seconds));
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  return Status::ok();
+}
+
+void Proxy::run() {
+  const DriverApi *api = nullptr;
+  (void)driverApi(&api);
+  MSCCLC_CUDA_WARN(cudaSetDevice(device_));
+  std::vector<ProxyFifo *> local;
+  uint64_t seen = ~uint64_t(0);
+  uint64_t idle = 0;
+  while (!stop_.load(std::memory_order_relaxed)) {
+    busy_.store(true);
+    if (version_.load() != seen) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      local = fifos_;
+      seen = version_.load();
+    }
+    int handled = 0;
+    for (ProxyFifo *f : local)
+      handled += f->serve(api);
+    busy_.store(false);
+    if (handled) {
+      idle = 0;
+    } else if (++idle < (1u << 20)) {
+      MSCCLC_PAUSE();
+    } else {
+      // Idle for a while: stop burning a core, keep latency modest.
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+  }
+}
+
+} // namespace mscclc::rt

@@ -1,0 +1,90 @@
+//===- Status.cpp - Error values and logging ------------------------------===//
+
+#include "mscclc/runtime/Log.h"
+#include "mscclc/runtime/Status.h"
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <strings.h>
+#include <unistd.h>
+
+namespace mscclc::rt {
+
+const char *codeName(Code code) {
+  switch (code) {
+  case Code::Ok: return "success";
+  case Code::InvalidArgument: return "invalid argument";
+  case Code::CudaError: return "CUDA error";
+  case Code::SystemError: return "system error";
+  case Code::CompileError: return "compile error";
+  case Code::DeviceError: return "device error";
+  case Code::Unsupported: return "unsupported";
+  case Code::Timeout: return "timeout";
+  case Code::Internal: return "internal error";
+  }
+  return "unknown error";
+}
+
+std::string format(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  va_list copy;
+  va_copy(copy, ap);
+  int n = vsnprintf(nullptr, 0, fmt, copy);
+  va_end(copy);
+  std::string out(n > 0 ? size_t(n) : 0, '\0');
+  if (n > 0)
+    vsnprintf(out.data(), size_t(n) + 1, fmt, ap);
+  va_end(ap);
+  return out;
+}
+
+LogLevel parseLogLevel(const char *name) {
+  if (!name || !*name) return LogLevel::Warn;
+  struct { const char *n; LogLevel l; } names[] = {
+      {"none", LogLevel::None},   {"error", LogLevel::Error},
+      {"warn", LogLevel::Warn},   {"info", LogLevel::Info},
+      {"debug", LogLevel::Debug}, {"trace", LogLevel::Trace}};
+  for (auto &e : names)
+    if (strcasecmp(name, e.n) == 0)
+      return e.l;
+  return LogLevel::Warn;
+}
+
+LogLevel logLevel() {
+  static const LogLevel level = parseLogLevel(getenv("MSCCLC_LOG"));
+  return level;
+}
+
+void logMessage(LogLevel level, const char *fmt, ...) {
+  static const char *names[] = {"NONE", "ERROR", "WARN", "INFO", "DEBUG", "TRACE"};
+  static std::mutex mutex;
+  static FILE *out = [] {
+    const char *path = getenv("MSCCLC_LOG_FILE");
+    FILE *f = path && *path ? fopen(path, "a") : nullptr;
+    return f ? f : stderr;
+  }();
+  char host[64] = "?";
+  gethostname(host, sizeof(host) - 1);
+  va_list ap;
+  va_start(ap, fmt);
+  std::string text = [&] {
+    va_list copy;
+    va_copy(copy, ap);
+    int n = vsnprintf(nullptr, 0, fmt, copy);
+    va_end(copy);
+    std::string s(n > 0 ? size_t(n) : 0, '\0');
+    if (n > 0) vsnprintf(s.data(), size_t(n) + 1, fmt, ap);
+    return s;
+  }();
+  va_end(ap);
+  std::lock_guard<std::mutex> lock(mutex);
+  fprintf(out, "mscclc %s:%d %s %s\n", host, int(getpid()),
+          names[int(level)], text.c_str());
+  fflush(out);
+}
+
+} // namespace mscclc::rt
