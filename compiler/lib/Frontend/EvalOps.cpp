@@ -53,13 +53,32 @@ std::string Evaluator::channelName(const ChannelValue &ch) const {
   return name;
 }
 
-std::string Evaluator::useChannel(const ChannelValue &ch,
-                                  mlir::LocationAttr loc) {
+std::optional<std::string> Evaluator::useChannel(const ChannelValue &ch,
+                                                mlir::LocationAttr chLoc,
+                                                mlir::Location opLoc) {
   auto [it, inserted] = channelIndex.try_emplace(ch.key(), prog.channels.size());
-  if (!inserted)
-    return prog.channels[it->second].name;
+  if (!inserted) {
+    const Channel &c = prog.channels[it->second];
+    auto &[tb, firstUse] = channelUser[it->second];
+    // Switch channels have no semaphores; every member rank uses its own
+    // end, and one block per rank may use it.
+    if (ch.kind == ChannelKind::Switch || tb == on->tb)
+      return c.name;
+    if (reported.insert(mlir::LocationAttr(opLoc)).second) {
+      diag.error(opLoc,
+                 "channel " + c.name + " is already used by tb " +
+                     llvm::Twine(tb) + " of rank " + llvm::Twine(on->rank) +
+                     "; a channel belongs to one thread block (give this "
+                     "one its own channel id)",
+                 mlir::Location(firstUse), "first used here");
+      if (diag.limitReached())
+        stop = true;
+    }
+    return std::nullopt;
+  }
+  channelUser.emplace_back(on->tb, opLoc);
   Channel c{channelName(ch), ch.kind, ch.protocol, ch.src, ch.dst, {}, ch.id,
-            mlir::Location(loc)};
+            mlir::Location(chLoc)};
   if (ch.kind == ChannelKind::Switch) {
     c.src = c.dst = 0;
     for (int64_t r = ch.first; r < ch.last; ++r)
@@ -306,7 +325,7 @@ void Evaluator::evalMethod(const ast::MethodCallExpr &e) {
     break;
   case ChannelMethod::PutSignalFlush:
     kind = OpKind::PutSignalFlush;
-    needs = isPort ? nullptr : "a port channel";
+    needs = isHB || isPort ? nullptr : "an HB memory channel or a port channel";
     break;
   case ChannelMethod::Get:
     kind = OpKind::Get;
@@ -325,8 +344,10 @@ void Evaluator::evalMethod(const ast::MethodCallExpr &e) {
     needs = isHB || isPort ? nullptr : "an HB memory channel or a port channel";
     break;
   case ChannelMethod::Flush:
+    // A no-op on memory channels (their puts complete in order), allowed so
+    // that code can be written for either kind.
     kind = OpKind::Flush;
-    needs = isPort ? nullptr : "a port channel";
+    needs = isSwitch ? "a memory or port channel" : nullptr;
     break;
   case ChannelMethod::ReducePut:
     kind = OpKind::ReducePut;
@@ -442,6 +463,37 @@ void Evaluator::evalMethod(const ast::MethodCallExpr &e) {
   default: // signal, wait, flush
     break;
   }
-  op.channel = useChannel(ch, recv.loc);
+  std::optional<std::string> channel = useChannel(ch, recv.loc, e.getLoc());
+  if (!channel)
+    return;
+  op.channel = std::move(*channel);
   emit(std::move(op));
+}
+
+void Evaluator::checkPacketReads(const std::vector<Operation> &ops) {
+  auto isPacket = [&](const ChunkRef &c) {
+    for (const ScratchBuffer &s : prog.scratch)
+      if (s.name == c.buffer)
+        return s.packet;
+    return false;
+  };
+  for (const Operation &op : ops) {
+    switch (op.kind) {
+    case OpKind::Pipeline:
+      checkPacketReads(op.body);
+      break;
+    case OpKind::Get:
+    case OpKind::ReadReduce:
+    case OpKind::SwitchReduce:
+    case OpKind::SwitchBroadcast:
+      if (isPacket(op.srcs[0]))
+        error(op.srcs[0].loc,
+              "'" + op.srcs[0].buffer +
+                  "' holds LL packets; only local copy, reduce and "
+                  "reduce_put (and puts) can read it");
+      break;
+    default:
+      break;
+    }
+  }
 }

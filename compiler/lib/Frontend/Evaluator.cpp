@@ -235,6 +235,11 @@ std::optional<Program> Evaluator::run() {
   execBlock(algo->body);
   if (diag.errorCount() != before || stop)
     return std::nullopt;
+  for (const auto &rankBlocks : blocks)
+    for (const auto &[id, state] : rankBlocks)
+      checkPacketReads(state.block.ops);
+  if (diag.errorCount() != before)
+    return std::nullopt;
   return finish();
 }
 
@@ -467,7 +472,7 @@ Evaluator::Flow Evaluator::execOn(const ast::OnStmt &s) {
   BlockState *state = getBlock(*rank, *tb, end - *tb, s.getLoc());
   if (!state)
     return Flow::Normal;
-  on = OnContext{*rank, &state->block.ops, false};
+  on = OnContext{*rank, *tb, &state->block.ops, false};
   Flow flow = execBlock(s.body);
   on.reset();
   return flow;
@@ -492,7 +497,7 @@ Evaluator::Flow Evaluator::execPipeline(const ast::PipelineStmt &s) {
   }
   std::vector<Operation> body;
   OnContext outer = *on;
-  on = OnContext{outer.rank, &body, true};
+  on = OnContext{outer.rank, outer.tb, &body, true};
   Flow flow = execBlock(s.body);
   on = outer;
   if (!body.empty()) {

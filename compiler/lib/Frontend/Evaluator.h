@@ -121,6 +121,7 @@ private:
   /// The `on` block being evaluated.
   struct OnContext {
     int64_t rank;
+    int64_t tb; // first block of the group
     std::vector<Operation> *sink; // the thread block's ops or a pipeline body
     bool inPipeline;
   };
@@ -193,8 +194,14 @@ private:
   /// after an error.
   bool noteWrite(const Value &chunk, bool packet, mlir::Location opLoc);
   std::string channelName(const ChannelValue &ch) const;
-  /// Adds the channel to the program on first use; returns its name.
-  std::string useChannel(const ChannelValue &ch, mlir::LocationAttr loc);
+  /// Adds the channel to the program on first use and checks that only
+  /// one thread block uses it; returns its name, or nullopt after an error.
+  std::optional<std::string> useChannel(const ChannelValue &ch,
+                                        mlir::LocationAttr chLoc,
+                                        mlir::Location opLoc);
+  /// Checks, once all writes are known, that packet buffers are only read
+  /// where LL packets can be read.
+  void checkPacketReads(const std::vector<Operation> &ops);
   ChunkRef toRef(const Value &chunk) const;
   void emit(Operation op);
 
@@ -232,6 +239,9 @@ private:
   // Results.
   std::vector<std::map<int64_t, BlockState>> blocks; // per rank, by tb id
   std::map<decltype(ChannelValue().key()), size_t> channelIndex;
+  /// The thread block that uses each channel (by index), and where it first
+  /// did: a channel's semaphores belong to one block.
+  std::vector<std::pair<int64_t, mlir::LocationAttr>> channelUser;
 };
 
 } // namespace detail

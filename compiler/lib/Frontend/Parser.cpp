@@ -19,10 +19,11 @@ using namespace mscclc::detail;
 
 Parser::NestingGuard::NestingGuard(Parser &p) : p(p) {
   ok = ++p.depth <= kMaxNesting;
-  if (!ok && !p.reportedDepth) {
-    p.reportedDepth = true;
+  if (!ok && !p.abandoned) {
     p.errorAtCur("nesting is too deep (the limit is " +
                  llvm::Twine(kMaxNesting) + " levels)");
+    p.abandoned = true;
+    p.idx = p.toks.size() - 1; // the Eof token
   }
 }
 
@@ -50,7 +51,7 @@ bool Parser::expect(TokenKind kind, const llvm::Twine &context) {
   // the next token sits on a later line (as in "let x = 1 <newline> let").
   const Token &p = prev();
   if (idx > 0 && cur().line != p.line)
-    diag.error(mlir::FileLineColLoc::get(file, p.line, p.col + p.text.size()),
+    error(mlir::FileLineColLoc::get(file, p.line, p.col + p.text.size()),
                msg);
   else
     errorAtCur(msg);
@@ -245,7 +246,7 @@ bool Parser::parseBlock(ast::Block &block) {
     if (cur().is(TokenKind::Eof) || isDeclStart()) {
       // Most likely a forgotten '}': stop here and let the top level parse
       // the declaration that follows.
-      diag.error(curLoc(), "expected '}' to close the block, found " + found(),
+      error(curLoc(), "expected '}' to close the block, found " + found(),
                  block.loc, "the block starts here");
       return false;
     }
@@ -476,7 +477,7 @@ ast::StmtPtr Parser::parseExprStmt() {
   if (!expr)
     return nullptr;
   if (!llvm::isa<ast::CallExpr, ast::MethodCallExpr>(expr.get())) {
-    diag.error(loc, "expected a statement: only calls and channel operations "
+    error(loc, "expected a statement: only calls and channel operations "
                     "can stand alone");
     return nullptr;
   }

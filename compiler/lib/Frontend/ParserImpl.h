@@ -48,12 +48,24 @@ public:
   ast::Loc curLoc() const { return locOf(cur()); }
   /// "'}'", "identifier 'foo'", "integer 12": what a message says was found.
   std::string found() const;
-  void errorAtCur(const llvm::Twine &msg) { diag.error(curLoc(), msg); }
+  void errorAtCur(const llvm::Twine &msg) { error(curLoc(), msg); }
+  /// Reports a syntax error, unless the file was abandoned.
+  void error(mlir::Location loc, const llvm::Twine &msg) {
+    if (!abandoned)
+      diag.error(loc, msg);
+  }
+  void error(mlir::Location loc, const llvm::Twine &msg, mlir::Location noteLoc,
+             const llvm::Twine &note) {
+    if (!abandoned)
+      diag.error(loc, msg, noteLoc, note);
+  }
 
   //===--- Nesting --------------------------------------------------------===//
 
   /// Counts one level of nesting for its lifetime. `ok` is false past
-  /// kMaxNesting (reported once per file): the caller must give up.
+  /// kMaxNesting: the error is reported and the rest of the file abandoned
+  /// (such input is generated or garbage, and recovering inside it would
+  /// only produce follow-up errors), so the caller must give up.
   class NestingGuard {
   public:
     explicit NestingGuard(Parser &p);
@@ -111,7 +123,7 @@ private:
   mlir::StringAttr file;
   DiagReporter &diag;
   unsigned depth = 0;
-  bool reportedDepth = false;
+  bool abandoned = false; // parsing stopped: skip to the end silently
 };
 
 } // namespace detail
