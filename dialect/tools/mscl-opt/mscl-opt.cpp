@@ -1,6 +1,7 @@
 //===- mscl-opt.cpp - Runs mscl passes on .mlir files -------------------===//
 
 #include "mscl/IR/MsclDialect.h"
+#include "mscl/Verification/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
@@ -9,6 +10,7 @@
 int main(int argc, char **argv) {
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
+  mscl::registerVerificationPasses();
   mlir::DialectRegistry registry;
   registry.insert<mscl::MsclDialect>();
   return mlir::asMainReturnCode(

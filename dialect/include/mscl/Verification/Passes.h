@@ -1,0 +1,29 @@
+//===- Passes.h - Static verification passes of mscl ----------------------===//
+//
+// mscl-check-sync proves a program free of deadlocks and races;
+// mscl-check-collective proves it computes its declared collective. Both
+// run on any operation and check every mscl.program nested in it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MSCL_VERIFICATION_PASSES_H
+#define MSCL_VERIFICATION_PASSES_H
+
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+
+namespace mscl {
+
+#define GEN_PASS_DECL
+#include "mscl/Verification/Passes.h.inc"
+
+/// Registers mscl-check-sync and mscl-check-collective with the global
+/// pass registry (for mscl-opt and textual pipelines).
+void registerVerificationPasses();
+
+/// Appends the static checks to `pm`: check-sync, then check-collective.
+/// A failing check fails the pipeline.
+void addVerificationPasses(mlir::OpPassManager &pm);
+
+} // namespace mscl
+
+#endif // MSCL_VERIFICATION_PASSES_H

@@ -1,0 +1,42 @@
+//===- Passes.td - Static verification passes of mscl ------*- tablegen -*-===//
+
+#ifndef MSCL_VERIFICATION_PASSES_TD
+#define MSCL_VERIFICATION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def CheckSync : Pass<"mscl-check-sync"> {
+  let summary = "Proves an mscl.program free of deadlocks and data races";
+  let description = [{
+    Checks every `mscl.program` under the operation it runs on:
+
+    - every signal on a channel has its wait on the other end and every wait
+      its signal (counted per channel pair, per iteration inside pipelines);
+    - every packet chunk that is read is written by exactly one LL put;
+    - an abstract execution of all thread blocks of all ranks runs to the
+      end (otherwise: a deadlock, reported with the cycle of blocked
+      operations);
+    - with vector clocks from that execution: no read of data that a put
+      wrote before the wait covering it, no overwrite of a port put's source
+      before its flush, no two unordered writes to one chunk, no unordered
+      write and read of one chunk.
+
+    Errors point at the operations involved, with notes at the other side.
+  }];
+}
+
+def CheckCollective : Pass<"mscl-check-collective"> {
+  let summary = "Proves that an mscl.program computes its collective";
+  let description = [{
+    Symbolic execution in the order of the abstract schedule: every chunk
+    holds a multiset of contributions (origin rank, input chunk). Copies and
+    puts copy it, reductions add multisets, a switch reduce adds the chunk
+    over the group. At the end every output chunk of every rank must hold
+    exactly what the program's collective requires (AllReduce: every rank's
+    chunk i once; AllGather, ReduceScatter, Broadcast, AllToAll likewise;
+    custom collectives are skipped with a remark). In-place programs are
+    checked through the collective's aliasing of input and output.
+  }];
+}
+
+#endif // MSCL_VERIFICATION_PASSES_TD

@@ -1,0 +1,324 @@
+//===- CheckCollective.cpp - mscl-check-collective: postcondition proof ---===//
+//
+// Symbolic execution over the abstract schedule. Every chunk slot holds a
+// multiset of contributions (origin rank, input chunk); input chunk i of
+// rank r starts as {(r, i)}, everything else as "uninitialised". A move
+// stores into its destination the multiset sum of its sources: one source is
+// a copy (put, get, copy), several a reduction (reduce, read_reduce,
+// reduce_put, switch_reduce over the group's ranks). Any valid order gives
+// the same values once mscl-check-sync proved the program race-free, so the
+// order of the abstract schedule is used; a pipeline body stands for every
+// iteration (each one does the same to its slice).
+//
+// At the end, every output chunk of every rank must equal the collective's
+// requirement exactly; a difference is reported at the operation that last
+// wrote the chunk, naming the rank, the chunk and the first missing,
+// doubled or foreign contribution.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Contributions.h"
+#include "ProgramModel.h"
+#include "Schedule.h"
+
+#include "mscl/Verification/Passes.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace mscl {
+#define GEN_PASS_DEF_CHECKCOLLECTIVE
+#include "mscl/Verification/Passes.h.inc"
+} // namespace mscl
+
+using namespace mlir;
+using namespace mscl;
+using namespace mscl::verify;
+
+namespace {
+
+constexpr unsigned kMaxReports = 10;
+
+class CollectiveChecker {
+public:
+  explicit CollectiveChecker(ProgramOp program)
+      : program(program), model(program) {}
+
+  LogicalResult run();
+
+private:
+  LogicalResult setUp();
+  void execute(const Step &step);
+  /// The sorted keys output chunk `j` of rank `r` must hold, once each.
+  llvm::SmallVector<uint32_t, 8> expected(int64_t r, int64_t j) const;
+  /// Compares one output chunk; returns false after reporting a difference.
+  bool checkChunk(int64_t r, int64_t j);
+  std::string contribution(uint32_t key) const;
+
+  ProgramOp program;
+  ProgramModel model;
+  CollectiveKind kind = CollectiveKind::custom;
+  int64_t ranks = 0, inChunks = 0, outChunks = 0, root = 0;
+  bool inplace = false;
+  int inBuffer = -1, outBuffer = -1;
+  std::vector<Contributions> values;
+  std::vector<Operation *> lastWriter;
+  unsigned reports = 0, suppressed = 0;
+
+  int64_t inputSlot(int64_t r, int64_t i) const {
+    if (inplace && kind == CollectiveKind::allgather)
+      return model.slot(r, inBuffer, r * inChunks + i);
+    return model.slot(r, inBuffer, i);
+  }
+  int64_t outputSlot(int64_t r, int64_t j) const {
+    if (inplace && kind == CollectiveKind::reducescatter)
+      return model.slot(r, outBuffer, r * outChunks + j);
+    return model.slot(r, outBuffer, j);
+  }
+};
+
+} // namespace
+
+static const char *collectiveName(CollectiveKind kind) {
+  switch (kind) {
+  case CollectiveKind::allreduce:
+    return "allreduce";
+  case CollectiveKind::allgather:
+    return "allgather";
+  case CollectiveKind::reducescatter:
+    return "reducescatter";
+  case CollectiveKind::broadcast:
+    return "broadcast";
+  case CollectiveKind::alltoall:
+    return "alltoall";
+  case CollectiveKind::custom:
+    return "custom";
+  }
+  return "custom";
+}
+
+LogicalResult CollectiveChecker::setUp() {
+  kind = program.getCollective();
+  ranks = model.ranks;
+  inChunks = static_cast<int64_t>(program.getInputChunks());
+  outChunks = static_cast<int64_t>(program.getOutputChunks());
+  root = program.getRootAttr() ? program.getRootAttr().getInt() : 0;
+  inplace = program.getInplace();
+  const char *name = collectiveName(kind);
+  bool shapeOk = true;
+  switch (kind) {
+  case CollectiveKind::allreduce:
+  case CollectiveKind::broadcast:
+    shapeOk = inChunks == outChunks;
+    break;
+  case CollectiveKind::allgather:
+    shapeOk = outChunks == ranks * inChunks;
+    break;
+  case CollectiveKind::reducescatter:
+    shapeOk = inChunks == ranks * outChunks;
+    break;
+  case CollectiveKind::alltoall:
+    shapeOk = inChunks == outChunks && inChunks % ranks == 0;
+    break;
+  case CollectiveKind::custom:
+    break;
+  }
+  if (!shapeOk)
+    return program.emitError()
+           << "cannot state the " << name << " postcondition: input_chunks = "
+           << inChunks << " and output_chunks = " << outChunks
+           << " do not fit an " << name << " over " << ranks << " ranks";
+  if (kind == CollectiveKind::broadcast && (root < 0 || root >= ranks))
+    return program.emitError() << "broadcast root " << root
+                               << " is outside 0.." << ranks - 1;
+  auto find = [&](StringRef buffer) {
+    auto it = model.bufferIndex.find(buffer);
+    return it == model.bufferIndex.end() ? -1 : it->second;
+  };
+  if (!inplace) {
+    inBuffer = find("input");
+    outBuffer = find("output");
+  } else {
+    // The one declared user buffer is both; its size is the larger view.
+    inBuffer = outBuffer = find("output") >= 0 ? find("output") : find("input");
+    int64_t want = kind == CollectiveKind::allgather ? outChunks : inChunks;
+    if (inBuffer >= 0 && model.buffers[inBuffer].chunks != want)
+      return program.emitError()
+             << "in-place " << name << ": the user buffer has "
+             << model.buffers[inBuffer].chunks << " chunks, expected " << want;
+  }
+  if (inBuffer < 0 || outBuffer < 0)
+    return program.emitError() << "declares no user buffer to check";
+
+  values.assign(model.numSlots(),
+                Contributions::single(Contributions::kUninitialised));
+  lastWriter.assign(model.numSlots(), nullptr);
+  for (int64_t r = 0; r < ranks; ++r)
+    for (int64_t i = 0; i < inChunks; ++i)
+      values[inputSlot(r, i)] =
+          Contributions::single(static_cast<uint32_t>(r * inChunks + i));
+  return success();
+}
+
+void CollectiveChecker::execute(const Step &step) {
+  // Compute every destination before storing any: sources are read first.
+  llvm::SmallVector<std::pair<int64_t, Contributions>, 4> results;
+  llvm::SmallVector<const Contributions *, 8> parts;
+  for (const Move &move : step.moves)
+    for (int64_t j = 0; j < move.dst.count; ++j) {
+      parts.clear();
+      for (const Range &src : move.srcs)
+        parts.push_back(&values[model.slot(src, j)]);
+      if (parts.empty())
+        continue;
+      results.push_back({model.slot(move.dst, j), Contributions::sum(parts)});
+    }
+  for (auto &[slot, value] : results) {
+    values[slot] = std::move(value);
+    lastWriter[slot] = step.op;
+  }
+}
+
+llvm::SmallVector<uint32_t, 8> CollectiveChecker::expected(int64_t r,
+                                                           int64_t j) const {
+  llvm::SmallVector<uint32_t, 8> keys;
+  auto key = [&](int64_t q, int64_t i) {
+    keys.push_back(static_cast<uint32_t>(q * inChunks + i));
+  };
+  switch (kind) {
+  case CollectiveKind::allreduce:
+    for (int64_t q = 0; q < ranks; ++q)
+      key(q, j);
+    break;
+  case CollectiveKind::allgather:
+    key(j / inChunks, j % inChunks);
+    break;
+  case CollectiveKind::reducescatter:
+    for (int64_t q = 0; q < ranks; ++q)
+      key(q, r * outChunks + j);
+    break;
+  case CollectiveKind::broadcast:
+    key(root, j);
+    break;
+  case CollectiveKind::alltoall: {
+    int64_t k = inChunks / ranks;
+    key(j / k, r * k + j % k);
+    break;
+  }
+  case CollectiveKind::custom:
+    break;
+  }
+  llvm::sort(keys);
+  return keys;
+}
+
+std::string CollectiveChecker::contribution(uint32_t key) const {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "rank " << key / inChunks << " input chunk " << key % inChunks;
+  return text;
+}
+
+bool CollectiveChecker::checkChunk(int64_t r, int64_t j) {
+  int64_t slot = outputSlot(r, j);
+  const Contributions &actual = values[slot];
+  llvm::SmallVector<uint32_t, 8> want = expected(r, j);
+  // Walk both sorted sequences; collect the differences.
+  std::vector<std::string> problems;
+  auto have = actual.getEntries();
+  size_t a = 0, w = 0;
+  while (a < have.size() || w < want.size()) {
+    if (a < have.size() && have[a].first == Contributions::kUninitialised) {
+      problems.push_back(lastWriter[slot] ? "holds uninitialised data (a "
+                                            "chunk read before anything "
+                                            "wrote it)"
+                                          : "is never written");
+      ++a;
+      continue;
+    }
+    if (w < want.size() && (a >= have.size() || want[w] < have[a].first)) {
+      problems.push_back("misses the contribution of " + contribution(want[w]));
+      ++w;
+      continue;
+    }
+    if (a < have.size() && (w >= want.size() || have[a].first < want[w])) {
+      problems.push_back("holds the contribution of " +
+                         contribution(have[a].first) +
+                         ", which does not belong there");
+      ++a;
+      continue;
+    }
+    // Same key: the count must be one.
+    if (have[a].second != 1) {
+      uint32_t key = have[a].first;
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      os << "counts rank " << key / inChunks << "'s contribution (input chunk "
+         << key % inChunks << ") ";
+      if (have[a].second == 2)
+        os << "twice";
+      else
+        os << have[a].second << " times";
+      problems.push_back(text);
+    }
+    ++a;
+    ++w;
+  }
+  if (problems.empty())
+    return true;
+  if (reports >= kMaxReports) {
+    ++suppressed;
+    return false;
+  }
+  ++reports;
+  Operation *at = lastWriter[slot] ? lastWriter[slot] : program.getOperation();
+  InFlightDiagnostic diag = at->emitError();
+  diag << collectiveName(kind) << " postcondition fails: rank " << r
+       << " output chunk " << j << " " << problems.front();
+  if (problems.size() > 1)
+    diag << " (and " << problems.size() - 1 << " more difference"
+         << (problems.size() > 2 ? "s" : "") << ")";
+  return false;
+}
+
+LogicalResult CollectiveChecker::run() {
+  if (program.getCollective() == CollectiveKind::custom) {
+    program.emitRemark() << "custom collective: no postcondition to prove";
+    return success();
+  }
+  if (failed(setUp()))
+    return failure();
+  Scheduler scheduler(model);
+  bool finished = scheduler.run([&](int block, int step) {
+    execute(model.blocks[block].steps[step]);
+  });
+  if (!finished)
+    return program.emitError()
+           << "cannot prove the " << collectiveName(kind)
+           << " postcondition: the program does not run to completion "
+              "(mscl-check-sync reports why)";
+  bool ok = true;
+  for (int64_t r = 0; r < ranks; ++r)
+    for (int64_t j = 0; j < outChunks; ++j)
+      ok &= checkChunk(r, j);
+  if (suppressed)
+    program.emitError() << suppressed << " more output chunks are wrong";
+  return success(ok);
+}
+
+namespace {
+
+struct CheckCollectivePass final
+    : mscl::impl::CheckCollectiveBase<CheckCollectivePass> {
+  void runOnOperation() override {
+    bool ok = true;
+    getOperation()->walk([&](ProgramOp program) {
+      ok &= succeeded(CollectiveChecker(program).run());
+    });
+    if (!ok)
+      signalPassFailure();
+    markAllAnalysesPreserved();
+  }
+};
+
+} // namespace

@@ -1,0 +1,15 @@
+//===- Passes.cpp - Registration of the mscl verification passes ----------===//
+
+#include "mscl/Verification/Passes.h"
+
+namespace mscl {
+#define GEN_PASS_REGISTRATION
+#include "mscl/Verification/Passes.h.inc"
+} // namespace mscl
+
+void mscl::registerVerificationPasses() { registerMsclVerificationPasses(); }
+
+void mscl::addVerificationPasses(mlir::OpPassManager &pm) {
+  pm.addPass(createCheckSync());
+  pm.addPass(createCheckCollective());
+}

@@ -1,0 +1,138 @@
+//===- ProgramModel.h - Flat, indexed view of an mscl.program -------------===//
+//
+// The verification passes look at a program as a set of thread blocks, each a
+// straight list of steps, and at memory as a dense array of chunk slots. This
+// header builds that view once: channels get indices and know their other
+// end and the block that uses them, every operation is decoded into the moves
+// of data it makes (destination <- sources) and the synchronisation it does,
+// in the order the execution model fixes within one operation:
+// waits, LL packet reads, data moves, signals, flushes.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MSCL_LIB_VERIFICATION_PROGRAMMODEL_H
+#define MSCL_LIB_VERIFICATION_PROGRAMMODEL_H
+
+#include "mscl/IR/MsclOps.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <string>
+#include <vector>
+
+namespace mscl::verify {
+
+/// A run of `count` chunks of buffer `buffer` (an index into
+/// ProgramModel::buffers) on `rank`.
+struct Range {
+  int64_t rank = 0;
+  int buffer = 0;
+  int64_t index = 0;
+  int64_t count = 1;
+};
+
+/// `dst[j] <- combine(srcs[*][j])` for j < dst.count. One source is a copy,
+/// several a reduction. `channel` is the channel that carries the data to a
+/// peer for put-like moves (-1 for local and switch moves).
+struct Move {
+  Range dst;
+  llvm::SmallVector<Range, 2> srcs;
+  int channel = -1;
+  /// A port-channel put: the proxy reads the source after the operation
+  /// returned, until a flush on the channel.
+  bool asyncSource = false;
+};
+
+/// One operation of a thread block, decoded.
+struct Step {
+  mlir::Operation *op = nullptr;
+  /// The enclosing pipeline, if any (its body is modelled as one iteration).
+  mlir::Operation *pipeline = nullptr;
+  llvm::SmallVector<int, 1> waits;   // channels (of this block) waited on
+  llvm::SmallVector<Move, 1> moves;  // data moved
+  llvm::SmallVector<int, 1> signals; // channels signalled
+  llvm::SmallVector<int, 1> flushes; // channels flushed
+  /// Whether some source lies in a packet buffer (the step spins on flags).
+  bool readsPackets = false;
+};
+
+struct Block {
+  int64_t rank = 0;
+  int64_t id = 0;
+  int64_t group = 1;
+  mlir::Operation *op = nullptr;
+  std::vector<Step> steps;
+};
+
+struct BufferInfo {
+  std::string name;
+  int64_t chunks = 0;
+  bool packet = false;
+  int64_t offset = 0; // first slot of this buffer within a rank
+};
+
+struct ChannelInfo {
+  ChannelOp op;
+  std::string name;
+  int64_t src = 0, dst = 0;
+  bool port = false, ll = false;
+  int otherEnd = -1; // channel from dst to src of the same kind/protocol/id
+  int owner = -1;    // block that uses the channel, -1 when unused
+  /// (step index in the owner block) of every signal and wait on this
+  /// channel, in program order.
+  std::vector<int> signalSteps, waitSteps;
+};
+
+/// A step of a block: (block, step) pair.
+struct StepRef {
+  int block = -1;
+  int step = -1;
+  bool valid() const { return block >= 0; }
+};
+
+class ProgramModel {
+public:
+  explicit ProgramModel(ProgramOp program);
+
+  ProgramOp program;
+  int64_t ranks = 0;
+  std::vector<BufferInfo> buffers;
+  llvm::StringMap<int> bufferIndex;
+  std::vector<ChannelInfo> channels;
+  llvm::StringMap<int> channelIndex;
+  std::vector<Block> blocks;
+  /// Ranks of every switch channel, by name.
+  llvm::StringMap<llvm::SmallVector<int64_t, 8>> switchGroups;
+  int64_t slotsPerRank = 0;
+
+  int64_t numSlots() const { return slotsPerRank * ranks; }
+  int64_t slot(int64_t rank, int buffer, int64_t index) const {
+    return rank * slotsPerRank + buffers[buffer].offset + index;
+  }
+  int64_t slot(const Range &range, int64_t j) const {
+    return slot(range.rank, range.buffer, range.index + j);
+  }
+  bool isPacket(const Range &range) const { return buffers[range.buffer].packet; }
+
+  const Step &step(StepRef ref) const { return blocks[ref.block].steps[ref.step]; }
+
+  /// "rank R thread block T" (with the group when it has more than one).
+  std::string blockName(int block) const;
+  /// "<rank R, NAME[I]>" for one slot.
+  std::string slotName(int64_t slot) const;
+  /// "@name" of a channel.
+  std::string channelName(int channel) const { return "@" + channels[channel].name; }
+
+private:
+  Range toRange(ChunkAttr chunk) const;
+  int channelOf(mlir::Attribute ref) const;
+  void decode(mlir::Operation *op, mlir::Operation *pipeline, int64_t rank,
+              std::vector<Step> &steps);
+  void addPut(Step &step, mlir::Attribute channel, ChunkAttr dst,
+              llvm::ArrayRef<Range> srcs, bool putOp);
+};
+
+} // namespace mscl::verify
+
+#endif // MSCL_LIB_VERIFICATION_PROGRAMMODEL_H
