@@ -342,7 +342,12 @@ Status acceptFrom(int listener, Clock::time_point deadline, const char *what,
 
 /// The root: collects one Hello per rank, answers with all addresses.
 Status serveRoot(Fd listener, uint64_t nonce) {
-  Clock::time_point deadline = deadlineFromNow();
+  // Longer than the ranks' deadline: a waiting rank reports the time-out
+  // itself instead of seeing the root hang up.
+  Clock::time_point deadline =
+      deadlineFromNow() + std::chrono::duration_cast<Clock::duration>(
+                              std::chrono::duration<double>(
+                                  bootstrapTimeoutSeconds()));
   std::vector<Fd> conns;
   std::vector<WireAddr> addrs;
   int nranks = -1, arrived = 0;
@@ -443,12 +448,10 @@ const IdLayout &layout(const UniqueId &id) {
 } // namespace
 
 double bootstrapTimeoutSeconds() {
-  static const double seconds = [] {
-    const char *env = getenv("MSCCLC_BOOTSTRAP_TIMEOUT");
-    double v = env ? atof(env) : 0;
-    return v > 0 ? v : 120.0;
-  }();
-  return seconds;
+  // Read on every call (setup only): tests and tools may change it.
+  const char *env = getenv("MSCCLC_BOOTSTRAP_TIMEOUT");
+  double v = env ? atof(env) : 0;
+  return v > 0 ? v : 120.0;
 }
 
 std::string describeUniqueId(const UniqueId &id) {

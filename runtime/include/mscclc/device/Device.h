@@ -1,0 +1,74 @@
+//===- Device.h - Everything a generated or hand-written kernel includes -===//
+//
+// The block prologue/epilogue (LL flag, persistent wait counters) and the
+// channel-level operations generated code calls. Include order: this file
+// pulls in every other device header.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MSCCLC_DEVICE_DEVICE_H
+#define MSCCLC_DEVICE_DEVICE_H
+
+#include "mscclc/device/Elementwise.h"
+#include "mscclc/device/Fifo.h"
+#include "mscclc/device/KernelArgs.h"
+#include "mscclc/device/Layout.h"
+#include "mscclc/device/Multimem.h"
+#include "mscclc/device/Packet.h"
+#include "mscclc/device/Sync.h"
+#include "mscclc/device/Types.h"
+
+namespace mscclc {
+namespace dev {
+
+/// Block prologue: the LL flag of this launch (epoch + 1, never 0).
+__device__ __forceinline__ void beginBlock(Ctx &ctx,
+                                           const MscclcKernelArgs &args) {
+  ctx.flag = args.state.blockEpoch[blockIdx.x] + 1;
+}
+
+/// Block epilogue: publish the new epoch. The barrier keeps every thread's
+/// read of the old epoch before the write.
+__device__ __forceinline__ void endBlock(const Ctx &ctx,
+                                         const MscclcKernelArgs &args) {
+  __syncthreads();
+  if (threadIdx.x == 0)
+    args.state.blockEpoch[blockIdx.x] = ctx.flag;
+}
+
+/// The semaphore value a waiting block consumed up to the previous launch.
+__device__ __forceinline__ u64 loadWaitCounter(const MscclcKernelArgs &args,
+                                               u32 slot) {
+  return args.state.waitCounters[slot];
+}
+/// Called after endBlock's barrier, by the block's epilogue.
+__device__ __forceinline__ void storeWaitCounter(const MscclcKernelArgs &args,
+                                                 u32 slot, u64 value) {
+  if (threadIdx.x == 0)
+    args.state.waitCounters[slot] = value;
+}
+
+/// Parity half of a packet buffer used by this launch.
+__device__ __forceinline__ u32 packetParity(const Ctx &ctx) {
+  return ctx.flag & 1u;
+}
+
+/// Typed pointer `bytes` into a buffer.
+__device__ __forceinline__ T *at(void *base, u64 bytes) {
+  return reinterpret_cast<T *>(static_cast<char *>(base) + bytes);
+}
+__device__ __forceinline__ LL16Packet *packetsAt(void *base, u64 bytes) {
+  return reinterpret_cast<LL16Packet *>(static_cast<char *>(base) + bytes);
+}
+
+/// Grid-stride scaling of a buffer (ncclAvg: sum, then divide by nranks).
+__device__ __forceinline__ void scaleBuffer(void *buf, u64 n, double factor) {
+  T *p = static_cast<T *>(buf);
+  for (u64 i = blockIdx.x * static_cast<u64>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<u64>(gridDim.x) * blockDim.x)
+    p[i] = scale(p[i], factor);
+}
+
+} // namespace dev
+} // namespace mscclc
+
+#endif // MSCCLC_DEVICE_DEVICE_H

@@ -1,0 +1,233 @@
+//===- Elementwise.h - The one data-movement loop behind every data op ---===//
+//
+// copy, reduce, put, get, read_reduce and reduce_put are all "read NS plain
+// sources and NK LL packet sources, reduce them with RedOp, write the result
+// to ND plain destinations and NL LL packet destinations", over n elements,
+// by all threads of the block. Plain-only operations move 16-byte vectors
+// (4 in flight per thread) when every pointer has the same alignment modulo
+// 16, with element-wise head and tail; anything else falls back to elements.
+// Operations touching packets move 8 data bytes per LL16 packet; packet
+// pointers must point at the packet holding the first element.
+//
+// Loads use ld.global.cg (L2, not L1): data written by peers or by other
+// blocks must never be served from a stale L1 line.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MSCCLC_DEVICE_ELEMENTWISE_H
+#define MSCCLC_DEVICE_ELEMENTWISE_H
+
+#include "mscclc/device/Packet.h"
+
+namespace mscclc {
+namespace dev {
+
+/// The operands of one elementwise operation. Arrays have at least one
+/// entry so that empty lists compile; only the first N* are used.
+template <int NS, int NK, int ND, int NL> struct Operands {
+  const T *src[NS > 0 ? NS : 1];
+  const LL16Packet *pin[NK > 0 ? NK : 1];
+  T *dst[ND > 0 ? ND : 1];
+  LL16Packet *pout[NL > 0 ? NL : 1];
+};
+
+template <int S> struct BitsOf;
+template <> struct BitsOf<1> { typedef unsigned char type; };
+template <> struct BitsOf<2> { typedef unsigned short type; };
+template <> struct BitsOf<4> { typedef unsigned type; };
+template <> struct BitsOf<8> { typedef unsigned long long type; };
+
+/// Element load that bypasses L1.
+__device__ __forceinline__ T loadElem(const T *p) {
+  typedef typename BitsOf<sizeof(T)>::type B;
+  B raw = *reinterpret_cast<const volatile B *>(p);
+  return *reinterpret_cast<T *>(&raw);
+}
+__device__ __forceinline__ void storeElem(T *p, T v) { *p = v; }
+
+__device__ __forceinline__ uint4 loadVec(const void *p) {
+  uint4 v;
+  asm volatile("ld.global.cg.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
+__device__ __forceinline__ void storeVec(void *p, uint4 v) {
+  *reinterpret_cast<uint4 *>(p) = v;
+}
+
+/// Loads `valid` (<= 8) bytes starting at p; bytes past `valid` are zero.
+__device__ __forceinline__ uint2 load8(const T *p, u32 valid) {
+  if (valid == 8 && (reinterpret_cast<u64>(p) & 7) == 0) {
+    uint2 v;
+    asm volatile("ld.global.cg.v2.u32 {%0, %1}, [%2];"
+                 : "=r"(v.x), "=r"(v.y)
+                 : "l"(p));
+    return v;
+  }
+  uint2 v = make_uint2(0, 0);
+  T *lanes = reinterpret_cast<T *>(&v);
+  for (u32 e = 0; e < valid / sizeof(T); ++e)
+    lanes[e] = loadElem(p + e);
+  return v;
+}
+__device__ __forceinline__ void store8(T *p, uint2 v, u32 valid) {
+  if (valid == 8 && (reinterpret_cast<u64>(p) & 7) == 0) {
+    *reinterpret_cast<uint2 *>(p) = v;
+    return;
+  }
+  const T *lanes = reinterpret_cast<const T *>(&v);
+  for (u32 e = 0; e < valid / sizeof(T); ++e)
+    storeElem(p + e, lanes[e]);
+}
+
+/// Element-wise path over elements [begin, end).
+template <int NS, int NK, int ND, int NL>
+__device__ __forceinline__ void elementLoop(const Operands<NS, NK, ND, NL> &o,
+                                            u64 begin, u64 end) {
+  for (u64 i = begin + threadIdx.x; i < end; i += blockDim.x) {
+    T v = loadElem(o.src[0] + i);
+#pragma unroll
+    for (int s = 1; s < NS; ++s)
+      v = RedOp::apply(v, loadElem(o.src[s] + i));
+#pragma unroll
+    for (int d = 0; d < ND; ++d)
+      storeElem(o.dst[d] + i, v);
+  }
+}
+
+/// Plain sources and destinations only.
+template <int NS, int ND>
+__device__ __forceinline__ void plainOp(const Operands<NS, 0, ND, 0> &o,
+                                        u64 n) {
+  static_assert(NS >= 1, "an operation needs a source");
+  constexpr u64 perVec = 16 / sizeof(T);
+  const u32 mis = static_cast<u32>(reinterpret_cast<u64>(o.src[0]) & 15);
+  bool coAligned = true;
+#pragma unroll
+  for (int s = 1; s < NS; ++s)
+    coAligned &= (reinterpret_cast<u64>(o.src[s]) & 15) == mis;
+#pragma unroll
+  for (int d = 0; d < ND; ++d)
+    coAligned &= (reinterpret_cast<u64>(o.dst[d]) & 15) == mis;
+  if (!coAligned) {
+    elementLoop(o, 0, n);
+    return;
+  }
+  const u64 head = umin(n, ((16 - mis) & 15) / sizeof(T));
+  elementLoop(o, 0, head);
+  const u64 nvec = (n - head) / perVec;
+  const u64 tailBegin = head + nvec * perVec;
+  elementLoop(o, tailBegin, n);
+
+  constexpr int unroll = 4;
+  const u64 stride = blockDim.x;
+  u64 i = threadIdx.x;
+  for (; i + (unroll - 1) * stride < nvec; i += unroll * stride) {
+    uint4 v[unroll];
+#pragma unroll
+    for (int u = 0; u < unroll; ++u)
+      v[u] = loadVec(o.src[0] + head + (i + u * stride) * perVec);
+#pragma unroll
+    for (int s = 1; s < NS; ++s) {
+      uint4 w[unroll];
+#pragma unroll
+      for (int u = 0; u < unroll; ++u)
+        w[u] = loadVec(o.src[s] + head + (i + u * stride) * perVec);
+#pragma unroll
+      for (int u = 0; u < unroll; ++u)
+        v[u] = reduceLanes<T, RedOp>(v[u], w[u]);
+    }
+#pragma unroll
+    for (int d = 0; d < ND; ++d)
+#pragma unroll
+      for (int u = 0; u < unroll; ++u)
+        storeVec(o.dst[d] + head + (i + u * stride) * perVec, v[u]);
+  }
+  for (; i < nvec; i += stride) {
+    uint4 v = loadVec(o.src[0] + head + i * perVec);
+#pragma unroll
+    for (int s = 1; s < NS; ++s)
+      v = reduceLanes<T, RedOp>(v, loadVec(o.src[s] + head + i * perVec));
+#pragma unroll
+    for (int d = 0; d < ND; ++d)
+      storeVec(o.dst[d] + head + i * perVec, v);
+  }
+}
+
+/// Operations reading or writing LL16 packets: one packet (8 data bytes)
+/// per thread and step.
+template <int NS, int NK, int ND, int NL>
+__device__ __forceinline__ void packetOp(const Ctx &ctx, const Site &site,
+                                         const Operands<NS, NK, ND, NL> &o,
+                                         u64 n) {
+  static_assert(NS + NK >= 1, "an operation needs a source");
+  const u64 bytes = n * sizeof(T);
+  const u64 packets = (bytes + 7) / 8;
+  constexpr u64 perPacket = 8 / sizeof(T);
+  for (u64 q = threadIdx.x; q < packets; q += blockDim.x) {
+    const u32 valid = static_cast<u32>(umin(8, bytes - q * 8));
+    uint2 v;
+    if (NK > 0)
+      v = readLL16(ctx, site, o.pin[0] + q, ctx.flag);
+    else
+      v = load8(o.src[0] + q * perPacket, valid);
+#pragma unroll
+    for (int k = (NK > 0 ? 1 : 0); k < NK; ++k)
+      v = reduceLanes<T, RedOp>(v, readLL16(ctx, site, o.pin[k] + q, ctx.flag));
+#pragma unroll
+    for (int s = (NK > 0 ? 0 : 1); s < NS; ++s)
+      v = reduceLanes<T, RedOp>(v, load8(o.src[s] + q * perPacket, valid));
+#pragma unroll
+    for (int d = 0; d < ND; ++d)
+      store8(o.dst[d] + q * perPacket, v, valid);
+#pragma unroll
+    for (int l = 0; l < NL; ++l)
+      storeLL16(o.pout[l] + q, v, ctx.flag);
+  }
+}
+
+/// Runs one elementwise operation over n elements with the whole block.
+template <int NS, int NK, int ND, int NL>
+__device__ __forceinline__ void elementwise(const Ctx &ctx, const Site &site,
+                                            const Operands<NS, NK, ND, NL> &o,
+                                            u64 n) {
+  if constexpr (NK == 0 && NL == 0)
+    plainOp<NS, ND>(o, n);
+  else
+    packetOp(ctx, site, o, n);
+}
+
+/// A half-open element range.
+struct Range {
+  u64 begin, end;
+  __device__ u64 size() const { return end - begin; }
+};
+
+/// Slice `index` of `parts` of r, cut at multiples of 16 bytes so that
+/// every slice keeps the vector alignment of the whole (and LL packet
+/// boundaries).
+__device__ __forceinline__ Range groupSlice(Range r, u32 index, u32 parts) {
+  constexpr u64 align = 16 / sizeof(T);
+  const u64 n = r.size();
+  const u64 per = ((n + parts - 1) / parts + align - 1) / align * align;
+  const u64 b = umin(n, per * index), e = umin(n, b + per);
+  return Range{r.begin + b, r.begin + e};
+}
+
+/// Iteration t of a pipeline with `unit` elements per iteration, applied
+/// to an operation of n elements.
+__device__ __forceinline__ Range pipelineSlice(u64 n, u64 t, u64 unit) {
+  return Range{umin(n, t * unit), umin(n, (t + 1) * unit)};
+}
+
+/// Elements per pipeline iteration for a unit of `bytes`: a positive
+/// multiple of 16 bytes.
+__device__ __forceinline__ u64 pipelineUnitElems(u64 bytes) {
+  u64 b = bytes < 16 ? 16 : bytes / 16 * 16;
+  return b / sizeof(T);
+}
+
+} // namespace dev
+} // namespace mscclc
+
+#endif // MSCCLC_DEVICE_ELEMENTWISE_H

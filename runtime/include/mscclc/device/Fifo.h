@@ -1,0 +1,124 @@
+//===- Fifo.h - PortChannel requests to the host proxy --------------------===//
+//
+// A port-channel operation is one 16-byte trigger pushed into the rank's
+// FIFO by one thread: reserve a slot with an atomic add on `head`, wait
+// while the FIFO is full (head - tail >= capacity), write the entry with a
+// single 16-byte store. The bit layout is docs/kernel-abi.md's.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MSCCLC_DEVICE_FIFO_H
+#define MSCCLC_DEVICE_FIFO_H
+
+#include "mscclc/device/Sync.h"
+
+#define MSCCLC_TRIGGER_PUT 1ull
+#define MSCCLC_TRIGGER_SIGNAL 2ull
+#define MSCCLC_TRIGGER_FLUSH 4ull
+/// Largest size one trigger carries; longer puts are split.
+#define MSCCLC_TRIGGER_MAX_SIZE ((1ull << 27) - 1)
+
+namespace mscclc {
+namespace dev {
+
+__device__ __forceinline__ MscclcTrigger makeTrigger(u64 type, u32 proxyId,
+                                                     u32 dstBuf, u64 dstOffset,
+                                                     u32 srcBuf, u64 srcOffset,
+                                                     u64 size) {
+  const u64 mask36 = (1ull << 36) - 1;
+  MscclcTrigger t;
+  t.fst = (dstOffset & mask36) | (static_cast<u64>(dstBuf & 3) << 36) |
+          (static_cast<u64>(srcBuf & 3) << 38) | ((type & 7) << 40) |
+          (static_cast<u64>(proxyId & 0xffff) << 43);
+  t.snd = (srcOffset & mask36) | ((size & MSCCLC_TRIGGER_MAX_SIZE) << 36) |
+          (1ull << 63);
+  return t;
+}
+
+/// Pushes one trigger (single thread). Returns its FIFO index, or ~0 when
+/// the FIFO stayed full past the time-out (recorded).
+__device__ __forceinline__ u64 fifoPush(const Ctx &ctx, const Site &site,
+                                        const MscclcFifo &fifo,
+                                        MscclcTrigger t) {
+  const u64 index = atomicAdd(fifo.head, 1ull);
+  Spinner spin;
+  for (;;) {
+    const u64 tail = *fifo.tail;
+    if (index - tail < fifo.capacity)
+      break;
+    Site full = site;
+    full.op = MSCCLC_OPC_FIFO_PUSH;
+    if (spin.poll(ctx, full, index, tail))
+      return ~0ull;
+  }
+  MscclcTrigger *slot = fifo.triggers + index % fifo.capacity;
+  asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(slot),
+               "l"(t.fst), "l"(t.snd)
+               : "memory");
+  return index;
+}
+
+/// put (and optionally signal / flush) of `size` bytes, split into
+/// triggers of at most MSCCLC_TRIGGER_MAX_SIZE bytes; only the last one
+/// carries the signal and flush bits. Returns the last index (for flush).
+__device__ __forceinline__ u64 portPut(const Ctx &ctx, const Site &site,
+                                       const MscclcFifo &fifo, u32 proxyId,
+                                       u64 extraType, u32 dstBuf, u64 dstOffset,
+                                       u32 srcBuf, u64 srcOffset, u64 size) {
+  // Data written by the block before the put must be visible to the
+  // proxy's copy engine.
+  __threadfence_system();
+  u64 index = ~0ull;
+  do {
+    const u64 part = umin(size, MSCCLC_TRIGGER_MAX_SIZE & ~15ull);
+    const u64 type = MSCCLC_TRIGGER_PUT | (part == size ? extraType : 0);
+    index = fifoPush(ctx, site,
+                     fifo, makeTrigger(type, proxyId, dstBuf, dstOffset,
+                                       srcBuf, srcOffset, part));
+    dstOffset += part;
+    srcOffset += part;
+    size -= part;
+  } while (size > 0 && index != ~0ull);
+  return index;
+}
+
+/// Signal on a port channel (single thread, after a block barrier).
+__device__ __forceinline__ u64 portSignal(const Ctx &ctx, const Site &site,
+                                          const MscclcFifo &fifo,
+                                          u32 proxyId) {
+  __threadfence_system();
+  return fifoPush(ctx, site, fifo,
+                  makeTrigger(MSCCLC_TRIGGER_SIGNAL, proxyId, 0, 0, 0, 0, 0));
+}
+
+/// Waits until the proxy consumed entry `index` (single thread).
+__device__ __forceinline__ bool fifoSync(const Ctx &ctx, const Site &site,
+                                        const MscclcFifo &fifo, u64 index) {
+  if (index == ~0ull)
+    return false;
+  Spinner spin;
+  Site flush = site;
+  flush.op = MSCCLC_OPC_FLUSH;
+  for (;;) {
+    const u64 tail = *fifo.tail;
+    if (tail > index)
+      return true;
+    if (spin.poll(ctx, flush, index + 1, tail))
+      return false;
+  }
+}
+
+/// Flush on a port channel: push a flush trigger and wait until the proxy
+/// finished it (single thread; the caller runs a block barrier after).
+__device__ __forceinline__ bool portFlush(const Ctx &ctx, const Site &site,
+                                          const MscclcFifo &fifo,
+                                          u32 proxyId) {
+  return fifoSync(ctx, site, fifo,
+                  fifoPush(ctx, site, fifo,
+                           makeTrigger(MSCCLC_TRIGGER_FLUSH, proxyId, 0, 0, 0,
+                                       0, 0)));
+}
+
+} // namespace dev
+} // namespace mscclc
+
+#endif // MSCCLC_DEVICE_FIFO_H

@@ -1,0 +1,152 @@
+//===- ApiTest.cpp - The C API's argument checks and error messages -------===//
+//
+// Runs without a GPU: everything here fails (or succeeds) before a device is
+// needed, and must say why.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mscclc/mscclc.h"
+#include "mscclc/runtime/Program.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace mscclc::rt;
+
+namespace {
+
+/// A stand-in compiler: prints a fixed CUDA source or plan, or fails like
+/// mscclc does on a bad program.
+std::string writeFakeCompiler(const std::string &plan) {
+  std::string dir = "/tmp/mscclc-fake-" + std::to_string(getpid());
+  mkdir(dir.c_str(), 0755);
+  std::string planPath = dir + "/plan.json";
+  std::ofstream(planPath) << plan;
+  std::string path = dir + "/mscclc";
+  std::ofstream f(path);
+  f << "#!/bin/sh\n"
+       "for a in \"$@\"; do\n"
+       "  case \"$a\" in\n"
+       "    *bad.mscl) echo \"$a:3:5: error: unknown channel 'c'\" >&2; exit 1;;\n"
+       "    --emit=cuda) echo 'extern \"C\" __global__ void k() {}'; exit 0;;\n"
+       "    --emit=plan) cat " << planPath << "; exit 0;;\n"
+       "  esac\n"
+       "done\n"
+       "echo 'no --emit given' >&2; exit 2\n";
+  f.close();
+  chmod(path.c_str(), 0755);
+  return path;
+}
+
+const char *kPlan = R"({"format": "mscclc-plan", "version": 1, "abiVersion": 1,
+  "name": "tiny", "collective": "allreduce", "ranks": 2, "chunks": 1,
+  "inputChunks": 1, "outputChunks": 1, "inPlace": false,
+  "threadsPerBlock": 256, "scratch": [],
+  "rankPlans": [
+    {"rank": 0, "kernel": "k", "blocks": 1, "memoryChannels": [], "portChannels": [], "switchChannels": []},
+    {"rank": 1, "kernel": "k", "blocks": 1, "memoryChannels": [], "portChannels": [], "switchChannels": []}]})";
+
+} // namespace
+
+TEST(ApiTest, ErrorStringsAndVersion) {
+  EXPECT_STREQ(mscclcGetErrorString(mscclcSuccess), "success");
+  EXPECT_STREQ(mscclcGetErrorString(mscclcDeviceError), "device error");
+  EXPECT_EQ(mscclcGetVersion(), 100);
+}
+
+TEST(ApiTest, NullArgumentsAreRejected) {
+  EXPECT_EQ(mscclcGetUniqueId(nullptr), mscclcInvalidArgument);
+  EXPECT_NE(std::string(mscclcGetLastError()).find("NULL"), std::string::npos);
+  mscclcProgram_t p = nullptr;
+  EXPECT_EQ(mscclcProgramCompileFile(&p, "x.mscl", nullptr),
+            mscclcInvalidArgument);
+  EXPECT_NE(std::string(mscclcGetLastError()).find("ranks"), std::string::npos);
+  mscclcCompileOptions opts = MSCCLC_COMPILE_OPTIONS_INIT;
+  EXPECT_EQ(mscclcProgramCompileFile(&p, "x.mscl", &opts), mscclcInvalidArgument);
+  EXPECT_EQ(mscclcProgramRun(nullptr, nullptr, nullptr, nullptr, 4,
+                             mscclcFloat32, mscclcSum, nullptr),
+            mscclcInvalidArgument);
+  EXPECT_EQ(mscclcGroupEnd(), mscclcInvalidArgument);
+}
+
+TEST(ApiTest, CommInitWithoutDeviceSaysSo) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) == cudaSuccess && count > 0)
+    GTEST_SKIP() << "a GPU is present";
+  mscclcComm_t comms[2];
+  EXPECT_EQ(mscclcCommInitAll(comms, 2, nullptr), mscclcCudaError);
+  EXPECT_NE(std::string(mscclcGetLastError()).find("no CUDA device"),
+            std::string::npos)
+      << mscclcGetLastError();
+}
+
+TEST(ApiTest, CompilerIsFoundAndItsDiagnosticsAreKept) {
+  std::string compiler = writeFakeCompiler(kPlan);
+  setenv("MSCCLC_COMPILER", compiler.c_str(), 1);
+  std::string good = "/tmp/mscclc-api-good-" + std::to_string(getpid()) + ".mscl";
+  std::string bad = "/tmp/mscclc-api-bad-" + std::to_string(getpid()) + "bad.mscl";
+  std::ofstream(good) << "algorithm x : allreduce(chunks = 1) {}\n";
+  std::ofstream(bad) << "algorithm x : allreduce(chunks = 1) {}\n";
+
+  mscclcCompileOptions opts = MSCCLC_COMPILE_OPTIONS_INIT;
+  opts.ranks = 2;
+  mscclcProgram_t prog = nullptr;
+  ASSERT_EQ(mscclcProgramCompileFile(&prog, good.c_str(), &opts), mscclcSuccess)
+      << mscclcGetLastError();
+  size_t send = 0, recv = 0;
+  ASSERT_EQ(mscclcProgramBufferCounts(prog, 1000, &send, &recv), mscclcSuccess);
+  EXPECT_EQ(send, 1000u);
+  EXPECT_EQ(recv, 1000u);
+  int inPlace = -1;
+  ASSERT_EQ(mscclcProgramInPlace(prog, &inPlace), mscclcSuccess);
+  EXPECT_EQ(inPlace, 0);
+  // Out-of-place program, same buffer: refused before any device work.
+  int dummy;
+  EXPECT_EQ(mscclcProgramRun(prog, reinterpret_cast<mscclcComm_t>(&dummy),
+                             &dummy, &dummy, 1, mscclcFloat32, mscclcSum,
+                             nullptr),
+            mscclcInvalidArgument);
+  EXPECT_NE(std::string(mscclcGetLastError()).find("out of place"),
+            std::string::npos);
+  mscclcProgramDestroy(prog);
+
+  // Four ranks asked, plan for two: the mismatch is reported.
+  opts.ranks = 4;
+  EXPECT_EQ(mscclcProgramCompileFile(&prog, good.c_str(), &opts),
+            mscclcInternalError);
+
+  opts.ranks = 2;
+  EXPECT_EQ(mscclcProgramCompileFile(&prog, bad.c_str(), &opts),
+            mscclcCompileError);
+  std::string msg = mscclcGetLastError();
+  EXPECT_NE(msg.find(":3:5: error: unknown channel"), std::string::npos) << msg;
+
+  EXPECT_EQ(mscclcProgramCompileString(&prog, "algorithm y : allreduce(chunks = 1) {}",
+                                       &opts),
+            mscclcSuccess)
+      << mscclcGetLastError();
+  mscclcProgramDestroy(prog);
+
+  setenv("MSCCLC_COMPILER", "/nonexistent/mscclc", 1);
+  EXPECT_EQ(mscclcProgramCompileFile(&prog, good.c_str(), &opts),
+            mscclcInvalidArgument);
+  EXPECT_NE(std::string(mscclcGetLastError()).find("MSCCLC_COMPILER"),
+            std::string::npos);
+  unsetenv("MSCCLC_COMPILER");
+  unlink(good.c_str());
+  unlink(bad.c_str());
+}
+
+TEST(ApiTest, BadGeneratedPlanIsRejected) {
+  mscclcProgram_t prog = nullptr;
+  EXPECT_EQ(mscclcProgramCreateFromGenerated(&prog, "code", "{\"format\": 1}"),
+            mscclcInvalidArgument);
+  EXPECT_NE(std::string(mscclcGetLastError()).find("plan"), std::string::npos);
+  EXPECT_EQ(mscclcProgramCreateFromGenerated(&prog, "code", kPlan), mscclcSuccess);
+  mscclcProgramDestroy(prog);
+}

@@ -1,0 +1,153 @@
+//===- CacheTest.cpp - Kernel cache keys, storage and NVRTC ---------------===//
+
+#include "mscclc/runtime/Hash.h"
+#include "mscclc/runtime/Loader.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <unistd.h>
+
+using namespace mscclc::rt;
+
+namespace {
+
+std::string tempDir() {
+  char tmpl[] = "/tmp/mscclc-cache-test-XXXXXX";
+  const char *dir = mkdtemp(tmpl);
+  return dir ? dir : "/tmp";
+}
+
+const char *kKernel = R"(
+#include "mscclc/device/KernelArgs.h"
+extern "C" __global__ void add_one(float *x, unsigned long long n) {
+  unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] += 1.0f;
+}
+)";
+
+} // namespace
+
+TEST(HashTest, Sha256KnownVectors) {
+  EXPECT_EQ(sha256Hex(""),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(sha256Hex("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(sha256Hex(std::string(1000000, 'a')),
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+TEST(CacheKeyTest, EverythingThatChangesTheBinaryChangesTheKey) {
+  CompileRequest base;
+  base.source = kKernel;
+  base.arch = 90;
+  base.options = {"-DMSCCLC_DTYPE=f32"};
+  std::string k = cacheKey(base);
+  EXPECT_EQ(k.size(), 64u);
+  EXPECT_EQ(k, cacheKey(base)) << "stable";
+
+  CompileRequest other = base;
+  other.source += " ";
+  EXPECT_NE(cacheKey(other), k) << "source";
+  other = base;
+  other.arch = 80;
+  EXPECT_NE(cacheKey(other), k) << "arch";
+  other = base;
+  other.options = {"-DMSCCLC_DTYPE=f16"};
+  EXPECT_NE(cacheKey(other), k) << "options";
+  other = base;
+  other.options = {"-DMSCCLC_DTYPE=f3", "2"};
+  EXPECT_NE(cacheKey(other), k) << "option boundaries";
+  other = base;
+  other.name = "another_name.cu";
+  EXPECT_EQ(cacheKey(other), k) << "the diagnostic name is not part of the key";
+}
+
+TEST(CacheKeyTest, DeviceHeadersAreEmbedded) {
+  bool found = false;
+  for (const EmbeddedHeader &h : embeddedHeaders())
+    found |= std::string(h.includeName) == "mscclc/device/KernelArgs.h";
+  EXPECT_TRUE(found);
+}
+
+TEST(KernelCacheTest, StoreLookupAndCorruption) {
+  KernelCache cache(tempDir() + "/nested/dir", true);
+  std::string key(64, 'a'), got;
+  bool hit = true;
+  ASSERT_TRUE(cache.lookup(key, &got, &hit).isOk());
+  EXPECT_FALSE(hit);
+  std::string binary("\x7f" "ELF\0\1\2binary", 13);
+  ASSERT_TRUE(cache.store(key, binary).isOk());
+  ASSERT_TRUE(cache.lookup(key, &got, &hit).isOk());
+  EXPECT_TRUE(hit);
+  EXPECT_EQ(got, binary);
+  // A truncated entry is a miss, not a bad binary.
+  {
+    std::ofstream f(cache.pathFor(key), std::ios::trunc | std::ios::binary);
+    f << "MSCCLC-CUBIN-1\n" << key << "\n13\nshort";
+  }
+  ASSERT_TRUE(cache.lookup(key, &got, &hit).isOk());
+  EXPECT_FALSE(hit);
+  // An entry stored under another key is a miss.
+  ASSERT_TRUE(cache.store(std::string(64, 'b'), binary).isOk());
+  rename(cache.pathFor(std::string(64, 'b')).c_str(), cache.pathFor(key).c_str());
+  ASSERT_TRUE(cache.lookup(key, &got, &hit).isOk());
+  EXPECT_FALSE(hit);
+}
+
+TEST(KernelCacheTest, Environment) {
+  setenv("MSCCLC_CACHE_DIR", "/tmp/somewhere-else", 1);
+  unsetenv("MSCCLC_CACHE");
+  KernelCache c = KernelCache::fromEnvironment();
+  EXPECT_EQ(c.dir(), "/tmp/somewhere-else");
+  EXPECT_TRUE(c.enabled());
+  setenv("MSCCLC_CACHE", "0", 1);
+  EXPECT_FALSE(KernelCache::fromEnvironment().enabled());
+  unsetenv("MSCCLC_CACHE_DIR");
+  unsetenv("MSCCLC_CACHE");
+  setenv("HOME", "/home/someone", 1);
+  unsetenv("XDG_CACHE_HOME");
+  EXPECT_EQ(KernelCache::fromEnvironment().dir(), "/home/someone/.cache/mscclc");
+  // Disabled: store writes nothing, lookup misses.
+  KernelCache off(tempDir(), false);
+  ASSERT_TRUE(off.store(std::string(64, 'c'), "x").isOk());
+  std::string got;
+  bool hit = true;
+  ASSERT_TRUE(off.lookup(std::string(64, 'c'), &got, &hit).isOk());
+  EXPECT_FALSE(hit);
+  EXPECT_NE(access(off.pathFor(std::string(64, 'c')).c_str(), F_OK), 0);
+}
+
+// NVRTC needs no GPU: compile for sm_90 here, then hit the cache.
+TEST(NvrtcTest, CompileThenCacheHit) {
+  CompileRequest req;
+  req.source = kKernel;
+  req.name = "add_one.cu";
+  req.arch = 90;
+  KernelCache cache(tempDir(), true);
+  std::string cubin;
+  CompileStats stats;
+  Status s = compileCached(req, cache, &cubin, &stats);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  EXPECT_FALSE(stats.cacheHit);
+  ASSERT_GT(cubin.size(), 4u);
+  EXPECT_EQ(cubin.substr(1, 3), "ELF");
+  std::string again;
+  ASSERT_TRUE(compileCached(req, cache, &again, &stats).isOk());
+  EXPECT_TRUE(stats.cacheHit);
+  EXPECT_EQ(again, cubin);
+}
+
+TEST(NvrtcTest, CompileErrorsCarryTheLog) {
+  CompileRequest req;
+  req.source = "extern \"C\" __global__ void k() { undeclared_thing(); }";
+  req.name = "broken.cu";
+  req.arch = 90;
+  std::string cubin;
+  Status s = compileToCubin(req, &cubin);
+  ASSERT_EQ(s.code(), Code::CompileError);
+  EXPECT_NE(s.message().find("broken.cu"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("undeclared_thing"), std::string::npos)
+      << s.message();
+}

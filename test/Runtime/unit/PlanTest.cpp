@@ -1,0 +1,185 @@
+//===- PlanTest.cpp - Plan reading, validation and scratch sizing ---------===//
+
+#include "mscclc/runtime/Json.h"
+#include "mscclc/runtime/Plan.h"
+
+#include "mscclc/device/Layout.h"
+
+#include <gtest/gtest.h>
+
+using namespace mscclc::rt;
+
+namespace {
+
+/// docs/plan.md's 1PA example, both ranks spelled out.
+std::string planText(const std::string &rank0Extra = "",
+                     const std::string &top = "\"version\": 1") {
+  return R"({
+  "format": "mscclc-plan", )" + top + R"(, "abiVersion": 1,
+  "name": "allreduce_1pa", "collective": "allreduce",
+  "ranks": 2, "gpusPerNode": 2, "instances": 1,
+  "chunks": 1, "inputChunks": 1, "outputChunks": 1,
+  "inPlace": false, "root": 0, "threadsPerBlock": 512, "llProtocol": "LL16",
+  "dtypes": ["f32", "f16", "bf16", "i32"], "redops": ["sum", "avg"],
+  "scaleKernel": "mscclc_allreduce_1pa_scale",
+  "usesPortChannels": false, "usesSwitchChannels": false,
+  "futureKey": {"ignored": [1, 2.5, null, true]},
+  "scratch": [{"name": "recv", "index": 0, "chunks": 2, "packet": true}],
+  "rankPlans": [
+    {"rank": 0, "kernel": "mscclc_allreduce_1pa_rank0", "blocks": 1,
+     "waitSlots": 0,
+     "memoryChannels": [
+       {"index": 0, "name": "mem_ll_0_1", "peer": 1, "protocol": "LL",
+        "id": 0, "peerIndex": 0, "block": 0, "group": 1, "waitSlot": -1,
+        "signals": false, "waits": false, "peerBuffers": ["scratch"])" +
+         rank0Extra + R"(}],
+     "portChannels": [], "switchChannels": []},
+    {"rank": 1, "kernel": "mscclc_allreduce_1pa_rank1", "blocks": 1,
+     "waitSlots": 0,
+     "memoryChannels": [
+       {"index": 0, "name": "mem_ll_1_0", "peer": 0, "protocol": "LL",
+        "id": 0, "peerIndex": 0, "block": 0, "group": 1, "waitSlot": -1,
+        "signals": false, "waits": false, "peerBuffers": ["scratch"]}],
+     "portChannels": [], "switchChannels": []}
+  ]
+})";
+}
+
+} // namespace
+
+TEST(JsonTest, Values) {
+  Json j;
+  ASSERT_TRUE(Json::parse(R"({"a": [1, -2, 3.5e2, "x\"\n\u00e9"], "b": {},
+                              "big": 9007199254740993, "t": true})",
+                          &j)
+                  .isOk());
+  ASSERT_TRUE(j.isObject());
+  const Json *a = j.find("a");
+  ASSERT_TRUE(a && a->isArray());
+  EXPECT_EQ(a->items()[1].asInt(), -2);
+  EXPECT_DOUBLE_EQ(a->items()[2].asDouble(), 350.0);
+  EXPECT_EQ(a->items()[3].asString(), "x\"\n\xc3\xa9");
+  EXPECT_EQ(j.find("big")->asInt(), 9007199254740993LL) << "64-bit exact";
+  EXPECT_TRUE(j.find("t")->asBool());
+}
+
+TEST(JsonTest, ErrorsCarryLineAndColumn) {
+  Json j;
+  Status s = Json::parse("{\n  \"a\": [1, 2,\n}", &j);
+  ASSERT_FALSE(s.isOk());
+  EXPECT_NE(s.message().find("JSON 3:"), std::string::npos) << s.message();
+  EXPECT_FALSE(Json::parse("[1] x", &j).isOk());
+  EXPECT_FALSE(Json::parse("\"open", &j).isOk());
+  EXPECT_FALSE(Json::parse(std::string(500, '['), &j).isOk()) << "depth limit";
+}
+
+TEST(PlanTest, ParsesTheDocumentedExample) {
+  Plan p;
+  Status s = parsePlan(planText(), &p);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  EXPECT_EQ(p.name, "allreduce_1pa");
+  EXPECT_EQ(p.ranks, 2);
+  EXPECT_EQ(p.threadsPerBlock, 512);
+  ASSERT_EQ(p.rankPlans.size(), 2u);
+  EXPECT_EQ(p.rankPlans[1].kernel, "mscclc_allreduce_1pa_rank1");
+  const PlanChannel &c = p.rankPlans[0].memoryChannels[0];
+  EXPECT_TRUE(c.ll);
+  EXPECT_EQ(c.peer, 1);
+  EXPECT_TRUE(c.peerScratch);
+  EXPECT_FALSE(c.peerInput);
+  EXPECT_FALSE(p.needsPeerUserBuffers(0));
+  EXPECT_TRUE(p.supportsDtype("bf16"));
+  EXPECT_FALSE(p.supportsDtype("f64"));
+  EXPECT_TRUE(p.supportsRedop("avg"));
+}
+
+TEST(PlanTest, ScratchBytesFollowTheLayout) {
+  Plan p;
+  ASSERT_TRUE(parsePlan(planText(), &p).isOk());
+  // 2 packet chunks of ceil(count/1) elements: 2 parities * 2 chunks *
+  // ceil(count*E/8) packets * 16 bytes, rounded to 256.
+  for (uint64_t count : {1ull, 7ull, 1000ull, 123457ull}) {
+    uint64_t packets = (count * 4 + 7) / 8;
+    uint64_t expect = (2 * 2 * packets * 16 + 255) / 256 * 256;
+    EXPECT_EQ(p.scratchBytes(count, 4), expect) << count;
+    MscclcScratchDesc d{2, 1};
+    EXPECT_EQ(p.scratchBytes(count, 2), mscclc_scratch_bytes(&d, 1, count, 1, 2));
+  }
+  EXPECT_EQ(p.inputElems(1001), 1001u);
+}
+
+TEST(PlanTest, UserBufferChunksFollowNcclCounts) {
+  Plan p;
+  ASSERT_TRUE(parsePlan(planText(), &p).isOk());
+  p.chunks = 2;
+  p.inputChunks = 2;
+  p.outputChunks = 4; // an all-gather over 2 ranks
+  EXPECT_EQ(p.outputElems(7), 14u);
+  EXPECT_EQ(p.inputElems(7), 7u);
+}
+
+TEST(PlanTest, PeerUserBuffersAreDetected) {
+  Plan p;
+  ASSERT_TRUE(parsePlan(planText(R"(, "ignored": 1)"), &p).isOk());
+  std::string text = planText();
+  size_t at = text.find("[\"scratch\"]");
+  text.replace(at, 11, "[\"scratch\", \"output\"]");
+  ASSERT_TRUE(parsePlan(text, &p).isOk());
+  EXPECT_TRUE(p.needsPeerUserBuffers(0));
+  EXPECT_FALSE(p.needsPeerUserBuffers(1));
+}
+
+TEST(PlanTest, RejectsBadPlans) {
+  Plan p;
+  auto expectError = [&](const std::string &text, const char *needle) {
+    Status s = parsePlan(text, &p);
+    EXPECT_FALSE(s.isOk()) << needle;
+    EXPECT_NE(s.message().find(needle), std::string::npos)
+        << "want '" << needle << "' in: " << s.message();
+  };
+  expectError(planText("", "\"version\": 2"), "version 2");
+  expectError("[]", "not an object");
+  expectError("{\"format\": \"x\"}", "format");
+  std::string text = planText();
+  // A reverse channel that does not exist.
+  std::string bad = text;
+  bad.replace(bad.find("\"peerIndex\": 0"), 14, "\"peerIndex\": 3");
+  expectError(bad, "does not lead back");
+  // A channel to a rank that does not exist.
+  bad = text;
+  bad.replace(bad.find("\"peer\": 1"), 9, "\"peer\": 7");
+  expectError(bad, "out of range");
+  // A block outside the grid.
+  bad = text;
+  bad.replace(bad.find("\"block\": 0"), 10, "\"block\": 4");
+  expectError(bad, "block");
+  // A wait slot outside state.waitCounters.
+  bad = text;
+  bad.replace(bad.find("\"waitSlot\": -1"), 14, "\"waitSlot\": 0");
+  expectError(bad, "waitSlots");
+  // Missing rank plan.
+  bad = text;
+  bad.replace(bad.find("\"ranks\": 2"), 10, "\"ranks\": 3");
+  expectError(bad, "rankPlans");
+  // Unknown protocol, bad type.
+  bad = text;
+  bad.replace(bad.find("\"LL\""), 4, "\"XY\"");
+  expectError(bad, "LL or HB");
+  bad = text;
+  bad.replace(bad.find("\"blocks\": 1"), 11, "\"blocks\": \"1\"");
+  expectError(bad, "must be an integer");
+  bad = text;
+  bad.replace(bad.find("\"threadsPerBlock\": 512"), 22, "\"threadsPerBlock\": 100");
+  expectError(bad, "multiple of 32");
+  bad = text;
+  bad.replace(bad.find("\"abiVersion\": 1"), 15, "\"abiVersion\": 9");
+  expectError(bad, "ABI");
+}
+
+TEST(PlanTest, DtypeSizes) {
+  EXPECT_EQ(dtypeSize("f32"), 4u);
+  EXPECT_EQ(dtypeSize("bf16"), 2u);
+  EXPECT_EQ(dtypeSize("u64"), 8u);
+  EXPECT_EQ(dtypeSize("i8"), 1u);
+  EXPECT_EQ(dtypeSize("f128"), 0u);
+}
