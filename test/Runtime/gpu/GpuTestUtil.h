@@ -1,0 +1,148 @@
+//===- GpuTestUtil.h - Shared helpers of the runtime GPU tests -*- C++ -*-===//
+//
+// Random data in the four checked types, CPU references for the
+// collectives, comparison with type-aware tolerances, and the exit codes
+// ctest reads (77 = skipped: no GPU).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MSCCLC_TEST_RUNTIME_GPUTESTUTIL_H
+#define MSCCLC_TEST_RUNTIME_GPUTESTUTIL_H
+
+#include "mscclc/mscclc.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace gputest {
+
+constexpr int kSkip = 77;
+
+inline void setSafeEnvironment() {
+  // Never multicast on shared machines (DEVICE.md); the runtime refuses
+  // SwitchChannel setup with either variable set.
+  setenv("MSCCLC_DISABLE_MULTICAST", "1", 1);
+  setenv("NCCL_NVLS_ENABLE", "0", 1);
+}
+
+#define GT_CUDA(call)                                                          \
+  do {                                                                         \
+    cudaError_t e_ = (call);                                                   \
+    if (e_ != cudaSuccess) {                                                   \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,           \
+              cudaGetErrorString(e_));                                         \
+      exit(1);                                                                 \
+    }                                                                          \
+  } while (0)
+
+#define GT_MSCCLC(call)                                                        \
+  do {                                                                         \
+    mscclcResult_t r_ = (call);                                                \
+    if (r_ != mscclcSuccess) {                                                 \
+      fprintf(stderr, "%s:%d: %s: %s: %s\n", __FILE__, __LINE__, #call,       \
+              mscclcGetErrorString(r_), mscclcGetLastError());                 \
+      exit(1);                                                                 \
+    }                                                                          \
+  } while (0)
+
+enum class DType { F32, F16, BF16, I32 };
+
+inline const char *name(DType t) {
+  switch (t) {
+  case DType::F32: return "f32";
+  case DType::F16: return "f16";
+  case DType::BF16: return "bf16";
+  case DType::I32: return "i32";
+  }
+  return "?";
+}
+inline size_t sizeOf(DType t) {
+  return t == DType::F16 || t == DType::BF16 ? 2 : 4;
+}
+inline mscclcDataType_t apiType(DType t) {
+  switch (t) {
+  case DType::F32: return mscclcFloat32;
+  case DType::F16: return mscclcFloat16;
+  case DType::BF16: return mscclcBfloat16;
+  case DType::I32: return mscclcInt32;
+  }
+  return mscclcFloat32;
+}
+inline bool parseType(const std::string &s, DType *t) {
+  if (s == "f32") *t = DType::F32;
+  else if (s == "f16") *t = DType::F16;
+  else if (s == "bf16") *t = DType::BF16;
+  else if (s == "i32") *t = DType::I32;
+  else return false;
+  return true;
+}
+
+/// Host values as double, from raw bytes of type t.
+inline double load(DType t, const void *base, size_t i) {
+  switch (t) {
+  case DType::F32: return double(static_cast<const float *>(base)[i]);
+  case DType::F16: return double(__half2float(static_cast<const __half *>(base)[i]));
+  case DType::BF16:
+    return double(__bfloat162float(static_cast<const __nv_bfloat16 *>(base)[i]));
+  case DType::I32: return double(static_cast<const int32_t *>(base)[i]);
+  }
+  return 0;
+}
+
+/// Random values: small integers for i32 (sums never overflow), values in
+/// [-1, 1) for floats, exactly representable in the type.
+inline void fillRandom(DType t, void *base, size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> real(-1.0f, 1.0f);
+  std::uniform_int_distribution<int32_t> integer(-100000, 100000);
+  for (size_t i = 0; i < n; ++i) {
+    switch (t) {
+    case DType::F32: static_cast<float *>(base)[i] = real(rng); break;
+    case DType::F16: static_cast<__half *>(base)[i] = __float2half(real(rng)); break;
+    case DType::BF16:
+      static_cast<__nv_bfloat16 *>(base)[i] = __float2bfloat16(real(rng));
+      break;
+    case DType::I32: static_cast<int32_t *>(base)[i] = integer(rng); break;
+    }
+  }
+}
+
+/// Tolerance for a sum of `terms` values of magnitude <= `mag`: the GPU may
+/// add in any order and round every partial sum to the type.
+inline double tolerance(DType t, int terms, double mag) {
+  double eps = t == DType::F32 ? 1.2e-7 : t == DType::F16 ? 9.8e-4 : 7.9e-3;
+  if (t == DType::I32)
+    return 0;
+  return (terms + 1) * eps * std::max(1.0, mag) * terms;
+}
+
+/// Compares `n` elements; prints the first few mismatches; returns their
+/// count.
+inline size_t compare(DType t, const void *got, const std::vector<double> &ref,
+                      double tol, const std::string &what) {
+  size_t bad = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    double g = load(t, got, i);
+    if (std::isnan(g) || std::fabs(g - ref[i]) > tol) {
+      if (bad < 5)
+        fprintf(stderr, "  %s: element %zu = %.8g, expected %.8g\n",
+                what.c_str(), i, g, ref[i]);
+      ++bad;
+    }
+  }
+  return bad;
+}
+
+} // namespace gputest
+
+#endif // MSCCLC_TEST_RUNTIME_GPUTESTUTIL_H

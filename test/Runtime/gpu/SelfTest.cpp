@@ -1,0 +1,485 @@
+//===- SelfTest.cpp - The runtime on the GPU, with hand-written kernels ---===//
+//
+// Checks the runtime itself (communicators in all three process models,
+// IPC exchange, semaphores, scratch growth, buffer contexts, the port proxy
+// with copy engines, groups, back-to-back launches, CUDA graphs, kernel
+// time-outs and their reports, reset, the multicast refusal) with the
+// kernels of SelfTestKernels.h, so it does not depend on the code generator.
+//
+//   runtime-gpu-selftest [--model group|threads|procs|all] [--timeout-test]
+//                        [--quick]
+// Exit: 0 pass, 1 fail, 77 skipped (fewer than two GPUs).
+//
+//===----------------------------------------------------------------------===//
+
+#include "GpuTestUtil.h"
+#include "SelfTestKernels.h"
+
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+using namespace gputest;
+
+namespace {
+
+bool quick = false;
+
+std::string channelJson(int r, int n, bool port, const char *peerBuf) {
+  std::string s;
+  for (int i = 0; i + 1 < n; ++i) {
+    int peer = (r + 1 + i) % n;
+    int peerIndex = (r - peer - 1 + 2 * n) % n;
+    s += std::string(i ? "," : "") + "{\"index\": " + std::to_string(i) +
+         ", \"name\": \"c" + std::to_string(r) + "_" + std::to_string(peer) +
+         "\", \"peer\": " + std::to_string(peer) +
+         (port ? "" : ", \"protocol\": \"HB\"") +
+         ", \"id\": 0, \"peerIndex\": " + std::to_string(peerIndex) +
+         ", \"block\": 0, \"group\": 1, \"waitSlot\": " + std::to_string(i) +
+         ", \"signals\": true, \"waits\": true, \"peerBuffers\": [\"" +
+         peerBuf + "\"]}";
+  }
+  return s;
+}
+
+/// The plan of a self-test kernel for n ranks.
+std::string selfTestPlan(bool port, int n, bool inPlace) {
+  std::string name = port ? "selftest_port" : "selftest_hb";
+  std::string s = "{\"format\": \"mscclc-plan\", \"version\": 1, "
+                  "\"abiVersion\": 1, \"name\": \"" + name + "\", "
+                  "\"collective\": \"" +
+                  (port ? "allgather" : "allreduce") +
+                  "\", \"ranks\": " + std::to_string(n) +
+                  ", \"chunks\": 1, \"inputChunks\": 1, \"outputChunks\": " +
+                  std::to_string(port ? n : 1) + ", \"inPlace\": " +
+                  (inPlace ? "true" : "false") +
+                  ", \"threadsPerBlock\": 512, "
+                  "\"dtypes\": [\"f32\", \"f16\", \"bf16\", \"i32\"], "
+                  "\"redops\": [\"sum\"], \"usesPortChannels\": " +
+                  (port ? "true" : "false") + ", \"usesSwitchChannels\": false, "
+                  "\"scratch\": [" +
+                  (port ? "" : "{\"name\": \"recv\", \"index\": 0, \"chunks\": " +
+                                   std::to_string(n) + "}") +
+                  "], \"rankPlans\": [";
+  for (int r = 0; r < n; ++r) {
+    std::string chans = channelJson(r, n, port, port ? "output" : "scratch");
+    s += std::string(r ? "," : "") + "{\"rank\": " + std::to_string(r) +
+         ", \"kernel\": \"" + name + "_rank" + std::to_string(r) +
+         "\", \"blocks\": 1, \"waitSlots\": " + std::to_string(n - 1) +
+         ", \"memoryChannels\": [" + (port ? "" : chans) +
+         "], \"portChannels\": [" + (port ? chans : "") +
+         "], \"switchChannels\": []}";
+  }
+  return s + "]}";
+}
+
+struct Programs {
+  mscclcProgram_t hb = nullptr, hbInPlace = nullptr, port = nullptr, sw = nullptr;
+};
+
+Programs makePrograms(int n) {
+  Programs p;
+  GT_MSCCLC(mscclcProgramCreateFromGenerated(&p.hb, selfTestSource(),
+                                             selfTestPlan(false, n, false).c_str()));
+  GT_MSCCLC(mscclcProgramCreateFromGenerated(&p.hbInPlace, selfTestSource(),
+                                             selfTestPlan(false, n, true).c_str()));
+  GT_MSCCLC(mscclcProgramCreateFromGenerated(&p.port, selfTestSource(),
+                                             selfTestPlan(true, n, false).c_str()));
+  std::string sw = selfTestPlan(false, n, false);
+  sw.replace(sw.find("\"usesSwitchChannels\": false"), 27,
+             "\"usesSwitchChannels\": true");
+  GT_MSCCLC(mscclcProgramCreateFromGenerated(&p.sw, selfTestSource(), sw.c_str()));
+  return p;
+}
+
+uint64_t seedOf(int rank, size_t count, DType t, int round) {
+  return 0x9e3779b9ull * uint64_t(rank + 1) + count * 131 + uint64_t(t) * 7 +
+         uint64_t(round) * 100003;
+}
+
+/// All-reduce (hb) or all-gather (port) reference from every rank's seed.
+std::vector<double> reference(bool port, int n, int rank, size_t count, DType t,
+                              int round, double *mag) {
+  (void)rank;
+  std::vector<char> buf(count * sizeOf(t));
+  std::vector<double> ref(port ? count * size_t(n) : count, 0.0);
+  *mag = 0;
+  for (int r = 0; r < n; ++r) {
+    fillRandom(t, buf.data(), count, seedOf(r, count, t, round));
+    for (size_t i = 0; i < count; ++i) {
+      double v = load(t, buf.data(), i);
+      if (port)
+        ref[size_t(r) * count + i] = v;
+      else
+        ref[i] += v;
+      *mag = std::max(*mag, std::fabs(v));
+    }
+  }
+  return ref;
+}
+
+/// One rank's buffers for a case.
+struct Case {
+  bool port = false;
+  bool inPlace = false;
+  DType t = DType::F32;
+  size_t count = 0;
+  void *send = nullptr, *recv = nullptr;
+  size_t sendBytes = 0, recvBytes = 0;
+};
+
+void setUp(Case &c, int n, int rank, int round) {
+  c.sendBytes = c.count * sizeOf(c.t);
+  c.recvBytes = c.port ? c.sendBytes * size_t(n) : c.sendBytes;
+  GT_CUDA(cudaMalloc(&c.recv, c.recvBytes));
+  GT_CUDA(cudaMemset(c.recv, 0xff, c.recvBytes)); // poison
+  if (c.inPlace) {
+    c.send = c.recv;
+  } else {
+    GT_CUDA(cudaMalloc(&c.send, c.sendBytes));
+  }
+  std::vector<char> host(c.sendBytes);
+  fillRandom(c.t, host.data(), c.count, seedOf(rank, c.count, c.t, round));
+  GT_CUDA(cudaMemcpy(c.send, host.data(), c.sendBytes, cudaMemcpyHostToDevice));
+}
+
+size_t verify(const Case &c, int n, int rank, int round, const std::string &what) {
+  std::vector<char> host(c.recvBytes);
+  GT_CUDA(cudaMemcpy(host.data(), c.recv, c.recvBytes, cudaMemcpyDeviceToHost));
+  double mag = 0;
+  std::vector<double> ref = reference(c.port, n, rank, c.count, c.t, round, &mag);
+  double tol = c.port ? 0 : tolerance(c.t, n, mag);
+  return compare(c.t, host.data(), ref, tol, what);
+}
+
+void tearDown(Case &c) {
+  if (!c.inPlace)
+    GT_CUDA(cudaFree(c.send));
+  GT_CUDA(cudaFree(c.recv));
+  c.send = c.recv = nullptr;
+}
+
+std::string describe(const Case &c, const char *model) {
+  char buf[160];
+  snprintf(buf, sizeof(buf), "[%s] %s %s count=%zu%s", model,
+           c.port ? "port-allgather" : "hb-allreduce", name(c.t), c.count,
+           c.inPlace ? " in-place" : "");
+  return buf;
+}
+
+/// The per-rank test body of the thread and process models: every rank runs
+/// it on its own communicator; collective calls line up by program order.
+int rankMain(int rank, int n, mscclcComm_t comm, const char *model) {
+  Programs progs = makePrograms(n);
+  cudaStream_t stream;
+  GT_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  int failures = 0;
+  std::vector<size_t> counts = {1, 3, 1023, 65536 + 7, (1 << 20) + 3};
+  if (!quick)
+    counts.push_back((16 << 20) + 1);
+  std::vector<DType> types = {DType::F32, DType::F16, DType::BF16, DType::I32};
+  int round = 0;
+  for (int kind = 0; kind < 3; ++kind) {
+    for (DType t : types) {
+      for (size_t count : counts) {
+        Case c;
+        c.port = kind == 2;
+        c.inPlace = kind == 1;
+        c.t = t;
+        c.count = count;
+        ++round;
+        setUp(c, n, rank, round);
+        mscclcProgram_t prog = c.port ? progs.port : c.inPlace ? progs.hbInPlace : progs.hb;
+        GT_MSCCLC(mscclcProgramRun(prog, comm, c.send, c.recv, count, apiType(t),
+                                   mscclcSum, stream));
+        GT_MSCCLC(mscclcProgramCheck(prog, comm, apiType(t), mscclcSum, stream));
+        size_t bad = verify(c, n, rank, round, describe(c, model));
+        if (bad) {
+          fprintf(stderr, "FAIL rank %d %s: %zu wrong\n", rank, describe(c, model).c_str(), bad);
+          ++failures;
+        }
+        tearDown(c);
+      }
+    }
+  }
+  // 1000 back-to-back launches on the same buffers, then one check; then the
+  // same through a CUDA graph.
+  for (int kind = 0; kind < 2; ++kind) {
+    Case c;
+    c.port = kind == 1;
+    c.t = DType::F32;
+    c.count = 16384 + 5;
+    ++round;
+    setUp(c, n, rank, round);
+    mscclcProgram_t prog = c.port ? progs.port : progs.hb;
+    for (int i = 0; i < 1000; ++i)
+      GT_MSCCLC(mscclcProgramRun(prog, comm, c.send, c.recv, c.count, mscclcFloat32,
+                                 mscclcSum, stream));
+    GT_MSCCLC(mscclcProgramCheck(prog, comm, mscclcFloat32, mscclcSum, stream));
+    size_t bad = verify(c, n, rank, round, describe(c, model) + " x1000");
+    GT_CUDA(cudaMemset(c.recv, 0xff, c.recvBytes));
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    GT_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+    GT_MSCCLC(mscclcProgramRun(prog, comm, c.send, c.recv, c.count, mscclcFloat32,
+                               mscclcSum, stream));
+    GT_CUDA(cudaStreamEndCapture(stream, &graph));
+    GT_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+    for (int i = 0; i < 1000; ++i)
+      GT_CUDA(cudaGraphLaunch(exec, stream));
+    GT_MSCCLC(mscclcProgramCheck(prog, comm, mscclcFloat32, mscclcSum, stream));
+    bad += verify(c, n, rank, round, describe(c, model) + " graph x1000");
+    GT_CUDA(cudaGraphExecDestroy(exec));
+    GT_CUDA(cudaGraphDestroy(graph));
+    if (bad) {
+      fprintf(stderr, "FAIL rank %d %s repeated: %zu wrong\n", rank,
+              describe(c, model).c_str(), bad);
+      ++failures;
+    }
+    tearDown(c);
+  }
+  // SwitchChannel programs are refused here, before any multicast call.
+  {
+    Case c;
+    c.count = 16;
+    setUp(c, n, rank, 0);
+    mscclcResult_t r = mscclcProgramRun(progs.sw, comm, c.send, c.recv, c.count,
+                                        mscclcFloat32, mscclcSum, stream);
+    std::string msg = mscclcGetLastError();
+    if (r != mscclcUnsupported || msg.find("refused") == std::string::npos) {
+      fprintf(stderr, "FAIL rank %d: SwitchChannel run gave %s: %s\n", rank,
+              mscclcGetErrorString(r), msg.c_str());
+      ++failures;
+    } else if (rank == 0) {
+      printf("[%s] SwitchChannel refused as required: %s\n", model, msg.c_str());
+    }
+    tearDown(c);
+  }
+  GT_CUDA(cudaStreamSynchronize(stream));
+  mscclcProgramDestroy(progs.hb);
+  mscclcProgramDestroy(progs.hbInPlace);
+  mscclcProgramDestroy(progs.port);
+  mscclcProgramDestroy(progs.sw);
+  GT_CUDA(cudaStreamDestroy(stream));
+  printf("[%s] rank %d: %s\n", model, rank, failures ? "FAILED" : "passed");
+  return failures;
+}
+
+int runThreads(int n) {
+  mscclcUniqueId id;
+  GT_MSCCLC(mscclcGetUniqueId(&id));
+  std::vector<int> failures(static_cast<size_t>(n), 0);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r)
+    threads.emplace_back([&, r] {
+      GT_CUDA(cudaSetDevice(r));
+      mscclcComm_t comm;
+      GT_MSCCLC(mscclcCommInitRank(&comm, n, id, r));
+      failures[size_t(r)] = rankMain(r, n, comm, "threads");
+      GT_MSCCLC(mscclcCommDestroy(comm));
+    });
+  for (auto &t : threads)
+    t.join();
+  int total = 0;
+  for (int f : failures)
+    total += f;
+  return total;
+}
+
+int runProcesses(int n) {
+  mscclcUniqueId id;
+  GT_MSCCLC(mscclcGetUniqueId(&id)); // the root thread lives in the parent
+  std::vector<pid_t> kids;
+  for (int r = 0; r < n; ++r) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      GT_CUDA(cudaSetDevice(r));
+      mscclcComm_t comm;
+      GT_MSCCLC(mscclcCommInitRank(&comm, n, id, r));
+      int f = rankMain(r, n, comm, "procs");
+      GT_MSCCLC(mscclcCommDestroy(comm));
+      fflush(stdout);
+      _exit(f ? 1 : 0);
+    }
+    kids.push_back(pid);
+  }
+  int total = 0;
+  for (pid_t pid : kids) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+      ++total;
+  }
+  return total;
+}
+
+/// One thread drives every GPU: communicators from mscclcCommInitAll, runs
+/// inside a group.
+int runGroup(int n) {
+  std::vector<mscclcComm_t> comms(static_cast<size_t>(n));
+  GT_MSCCLC(mscclcCommInitAll(comms.data(), n, nullptr));
+  Programs progs = makePrograms(n);
+  std::vector<cudaStream_t> streams(static_cast<size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    GT_CUDA(cudaSetDevice(r));
+    GT_CUDA(cudaStreamCreateWithFlags(&streams[size_t(r)], cudaStreamNonBlocking));
+  }
+  int failures = 0, round = 5000;
+  std::vector<size_t> counts = {1, 777, 65536 + 7, (1 << 20) + 3};
+  for (int kind = 0; kind < 3; ++kind)
+    for (DType t : {DType::F32, DType::F16, DType::BF16, DType::I32})
+      for (size_t count : counts) {
+        ++round;
+        std::vector<Case> cs(static_cast<size_t>(n));
+        for (int r = 0; r < n; ++r) {
+          GT_CUDA(cudaSetDevice(r));
+          cs[size_t(r)].port = kind == 2;
+          cs[size_t(r)].inPlace = kind == 1;
+          cs[size_t(r)].t = t;
+          cs[size_t(r)].count = count;
+          setUp(cs[size_t(r)], n, r, round);
+        }
+        mscclcProgram_t prog = kind == 2 ? progs.port : kind == 1 ? progs.hbInPlace : progs.hb;
+        GT_MSCCLC(mscclcGroupStart());
+        for (int r = 0; r < n; ++r)
+          GT_MSCCLC(mscclcProgramRun(prog, comms[size_t(r)], cs[size_t(r)].send,
+                                     cs[size_t(r)].recv, count, apiType(t), mscclcSum,
+                                     streams[size_t(r)]));
+        GT_MSCCLC(mscclcGroupEnd());
+        for (int r = 0; r < n; ++r) {
+          GT_CUDA(cudaSetDevice(r));
+          GT_MSCCLC(mscclcProgramCheck(prog, comms[size_t(r)], apiType(t), mscclcSum,
+                                       streams[size_t(r)]));
+          size_t bad = verify(cs[size_t(r)], n, r, round, describe(cs[size_t(r)], "group"));
+          if (bad) {
+            fprintf(stderr, "FAIL rank %d %s: %zu wrong\n", r,
+                    describe(cs[size_t(r)], "group").c_str(), bad);
+            ++failures;
+          }
+          tearDown(cs[size_t(r)]);
+        }
+      }
+  for (int r = 0; r < n; ++r) {
+    GT_CUDA(cudaSetDevice(r));
+    GT_CUDA(cudaStreamDestroy(streams[size_t(r)]));
+  }
+  mscclcProgramDestroy(progs.hb);
+  mscclcProgramDestroy(progs.hbInPlace);
+  mscclcProgramDestroy(progs.port);
+  mscclcProgramDestroy(progs.sw);
+  for (mscclcComm_t c : comms)
+    mscclcCommDestroy(c);
+  printf("[group] %s\n", failures ? "FAILED" : "passed");
+  return failures;
+}
+
+/// Rank 1 never launches: rank 0's wait must time out, be reported with
+/// rank/block/channel/op, and a reset must make the program usable again.
+int runTimeout(int n) {
+  setenv("MSCCLC_TIMEOUT_MS", "300", 1); // read once, before any launch
+  mscclcUniqueId id;
+  GT_MSCCLC(mscclcGetUniqueId(&id));
+  std::vector<int> failures(static_cast<size_t>(n), 0);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r)
+    threads.emplace_back([&, r] {
+      GT_CUDA(cudaSetDevice(r));
+      mscclcComm_t comm;
+      GT_MSCCLC(mscclcCommInitRank(&comm, n, id, r));
+      Programs progs = makePrograms(n);
+      cudaStream_t stream;
+      GT_CUDA(cudaStreamCreate(&stream));
+      Case c;
+      c.count = 4096;
+      setUp(c, n, r, 1);
+      // Collective setup on every rank, launch on rank 0 only.
+      GT_MSCCLC(mscclcProgramPrepare(progs.hb, comm, c.send, c.recv, c.count,
+                                     mscclcFloat32, mscclcSum, stream));
+      if (r == 0) {
+        GT_MSCCLC(mscclcProgramRun(progs.hb, comm, c.send, c.recv, c.count,
+                                   mscclcFloat32, mscclcSum, stream));
+        mscclcResult_t res = mscclcProgramCheck(progs.hb, comm, mscclcFloat32,
+                                                mscclcSum, stream);
+        std::string msg = mscclcGetLastError();
+        printf("[timeout] rank 0 check: %s: %s\n", mscclcGetErrorString(res),
+               msg.c_str());
+        if (res != mscclcDeviceError || msg.find("rank 0 block 0 timed out") ==
+                                            std::string::npos ||
+            msg.find("memory channel") == std::string::npos)
+          failures[0]++;
+      }
+      GT_MSCCLC(mscclcProgramReset(progs.hb, comm, mscclcFloat32, mscclcSum));
+      GT_MSCCLC(mscclcProgramRun(progs.hb, comm, c.send, c.recv, c.count,
+                                 mscclcFloat32, mscclcSum, stream));
+      GT_MSCCLC(mscclcProgramCheck(progs.hb, comm, mscclcFloat32, mscclcSum, stream));
+      if (verify(c, n, r, 1, "after reset"))
+        failures[size_t(r)]++;
+      tearDown(c);
+      GT_CUDA(cudaStreamDestroy(stream));
+      mscclcProgramDestroy(progs.hb);
+      mscclcProgramDestroy(progs.hbInPlace);
+      mscclcProgramDestroy(progs.port);
+      mscclcProgramDestroy(progs.sw);
+      GT_MSCCLC(mscclcCommDestroy(comm));
+    });
+  for (auto &t : threads)
+    t.join();
+  int total = failures[0] + (n > 1 ? failures[1] : 0);
+  printf("[timeout] %s\n", total ? "FAILED" : "passed");
+  return total;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  setSafeEnvironment();
+  std::string model = "all";
+  bool timeoutTest = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--model" && i + 1 < argc)
+      model = argv[++i];
+    else if (a == "--timeout-test")
+      timeoutTest = true;
+    else if (a == "--quick")
+      quick = true;
+  }
+  int devices = 0;
+  // Count devices in a child: the process model forks, and CUDA must not be
+  // initialised in the parent before it does.
+  {
+    int fds[2];
+    if (pipe(fds) != 0)
+      return 1;
+    pid_t pid = fork();
+    if (pid == 0) {
+      int d = 0;
+      if (cudaGetDeviceCount(&d) != cudaSuccess)
+        d = 0;
+      if (write(fds[1], &d, sizeof(d)) != sizeof(d))
+        _exit(1);
+      _exit(0);
+    }
+    close(fds[1]);
+    if (read(fds[0], &devices, sizeof(devices)) != sizeof(devices))
+      devices = 0;
+    close(fds[0]);
+    waitpid(pid, nullptr, 0);
+  }
+  if (devices < 2) {
+    printf("SKIPPED: needs two GPUs, found %d\n", devices);
+    return kSkip;
+  }
+  int n = devices > 8 ? 8 : devices;
+  int failures = 0;
+  if (timeoutTest)
+    return runTimeout(n) ? 1 : 0;
+  if (model == "procs" || model == "all")
+    failures += runProcesses(n); // first: CUDA is not initialised yet
+  if (model == "threads" || model == "all")
+    failures += runThreads(n);
+  if (model == "group" || model == "all")
+    failures += runGroup(n);
+  printf("%s\n", failures ? "FAILED" : "PASSED");
+  return failures ? 1 : 0;
+}
