@@ -233,12 +233,11 @@ std::optional<Program> Evaluator::run() {
   blocks.resize(ranks);
   unsigned before = diag.errorCount();
   execBlock(algo->body);
+  if (!stop)
+    for (const auto &rankBlocks : blocks)
+      for (const auto &[id, state] : rankBlocks)
+        checkPacketReads(state.block.ops);
   if (diag.errorCount() != before || stop)
-    return std::nullopt;
-  for (const auto &rankBlocks : blocks)
-    for (const auto &[id, state] : rankBlocks)
-      checkPacketReads(state.block.ops);
-  if (diag.errorCount() != before)
     return std::nullopt;
   return finish();
 }

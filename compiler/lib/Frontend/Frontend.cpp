@@ -61,15 +61,20 @@ std::string canonicalPath(llvm::StringRef path) {
 void ImportLoader::load(unsigned id, const std::string &canonical) {
   const llvm::MemoryBuffer *buf = sm.getMemoryBuffer(id);
   std::string path = buf->getBufferIdentifier().str();
+  unsigned before = diag.errorCount();
   std::unique_ptr<ast::SourceFile> file =
       parseSourceFile(buf->getBuffer(), path, diag);
   stack.push_back(canonical);
   shown.push_back(path);
-  for (const ast::DeclPtr &decl : file->decls) {
-    if (diag.limitReached())
-      break;
-    if (auto *imp = llvm::dyn_cast<ast::ImportDecl>(decl.get()))
-      loadImport(*imp, path);
+  // A file with syntax errors may have garbled import paths; following them
+  // would only add noise.
+  if (diag.errorCount() == before) {
+    for (const ast::DeclPtr &decl : file->decls) {
+      if (diag.limitReached())
+        break;
+      if (auto *imp = llvm::dyn_cast<ast::ImportDecl>(decl.get()))
+        loadImport(*imp, path);
+    }
   }
   stack.pop_back();
   shown.pop_back();
