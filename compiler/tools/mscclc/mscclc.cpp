@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mscclc/Backend/Backend.h"
 #include "mscclc/Frontend/Frontend.h"
 #include "mscclc/MLIRGen/MLIRGen.h"
 
@@ -16,6 +17,7 @@
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -30,7 +32,7 @@ namespace cl = llvm::cl;
 
 namespace {
 
-enum class EmitKind { AST, MLIR };
+enum class EmitKind { AST, MLIR, CUDA, Plan, PTX, CUBIN };
 
 cl::OptionCategory mscclcCategory("mscclc options");
 
@@ -54,8 +56,30 @@ cl::list<std::string> defines("D", cl::Prefix,
 cl::opt<EmitKind> emitKind(
     "emit", cl::desc("What to print"), cl::init(EmitKind::MLIR),
     cl::values(clEnumValN(EmitKind::AST, "ast", "the parsed syntax tree"),
-               clEnumValN(EmitKind::MLIR, "mlir", "the mscl dialect")),
+               clEnumValN(EmitKind::MLIR, "mlir", "the mscl dialect"),
+               clEnumValN(EmitKind::CUDA, "cuda", "CUDA C++, a kernel per rank"),
+               clEnumValN(EmitKind::Plan, "plan", "the runtime's JSON plan"),
+               clEnumValN(EmitKind::PTX, "ptx", "PTX through NVRTC (--arch)"),
+               clEnumValN(EmitKind::CUBIN, "cubin", "a CUBIN through NVRTC")),
     cl::cat(mscclcCategory));
+cl::opt<std::string> arch("arch", cl::desc("GPU for --emit=ptx|cubin"),
+                          cl::value_desc("sm_XX"), cl::init("sm_90"),
+                          cl::cat(mscclcCategory));
+cl::opt<std::string> dtype("dtype",
+                           cl::desc("MSCCLC_DTYPE for --emit=ptx|cubin"),
+                           cl::value_desc("f32|f16|bf16|..."), cl::init("f32"),
+                           cl::cat(mscclcCategory));
+cl::opt<std::string> redop("redop",
+                           cl::desc("MSCCLC_REDOP for --emit=ptx|cubin"),
+                           cl::value_desc("sum|prod|min|max"), cl::init("sum"),
+                           cl::cat(mscclcCategory));
+cl::opt<unsigned> threadsPerBlock("threads-per-block",
+                                  cl::desc("blockDim.x recorded in the plan"),
+                                  cl::init(512), cl::cat(mscclcCategory));
+cl::opt<bool> embedHeaders(
+    "embed-headers",
+    cl::desc("--emit=cuda: paste the device headers into the source"),
+    cl::init(false), cl::cat(mscclcCategory));
 cl::opt<bool> verifyDiagnostics(
     "verify-diagnostics",
     cl::desc("Check diagnostics against expected-* comments in the input"),
@@ -82,11 +106,56 @@ std::optional<std::vector<std::pair<std::string, int64_t>>> parseDefines() {
   return result;
 }
 
+/// Prints the requested stage of a verified module: the dialect, or one of
+/// the backend outputs (CUDA, plan, PTX/CUBIN through NVRTC).
+LogicalResult emitModule(ModuleOp module, llvm::raw_ostream &os) {
+  if (emitKind == EmitKind::MLIR || emitKind == EmitKind::AST) {
+    module.print(os);
+    os << "\n";
+    return success();
+  }
+  mscl::ProgramOp program = mscclc::getSingleProgram(module);
+  if (!program)
+    return failure();
+  mscclc::CudaOptions cudaOptions;
+  cudaOptions.threadsPerBlock = threadsPerBlock;
+  cudaOptions.embedHeaders = embedHeaders;
+  if (emitKind == EmitKind::Plan)
+    return mscclc::emitPlan(program, os, cudaOptions);
+  if (emitKind == EmitKind::CUDA)
+    return mscclc::emitCuda(program, os, cudaOptions);
+  mscclc::NvrtcRequest request;
+  llvm::raw_string_ostream source(request.source);
+  if (failed(mscclc::emitCuda(program, source, cudaOptions)))
+    return failure();
+  request.arch = arch;
+  request.output = emitKind == EmitKind::PTX ? mscclc::NvrtcOutput::PTX
+                                             : mscclc::NvrtcOutput::CUBIN;
+  request.extraOptions = {"-DMSCCLC_DTYPE=" + dtype,
+                          "-DMSCCLC_REDOP=" + redop};
+  mscclc::NvrtcResult result = mscclc::compileWithNvrtc(request);
+  if (!result.ok) {
+    emitError(program.getLoc())
+        << "cannot emit " << (emitKind == EmitKind::PTX ? "ptx" : "cubin")
+        << " for " << arch << ": " << result.log;
+    return failure();
+  }
+  os << result.binary;
+  return success();
+}
+
 /// Runs the compiler stages. Returns failure after an error (already
 /// reported through the diagnostic engine).
 LogicalResult compile(llvm::SourceMgr &sourceMgr, MLIRContext &ctx,
                       const mscclc::FrontendOptions &options,
                       llvm::raw_ostream &os) {
+  // mscl IR (hand-written or from mscl-opt) skips the frontend.
+  if (llvm::StringRef(inputFile).ends_with(".mlir")) {
+    OwningOpRef<ModuleOp> parsed = parseSourceFile<ModuleOp>(sourceMgr, &ctx);
+    if (!parsed)
+      return failure();
+    return emitModule(*parsed, os);
+  }
   std::unique_ptr<mscclc::ast::Module> module =
       mscclc::parseProgram(sourceMgr, ctx);
   if (!module)
@@ -102,9 +171,7 @@ LogicalResult compile(llvm::SourceMgr &sourceMgr, MLIRContext &ctx,
   OwningOpRef<ModuleOp> ir = mscclc::generateMLIR(*program, ctx);
   if (!ir)
     return failure();
-  ir->print(os);
-  os << "\n";
-  return success();
+  return emitModule(*ir, os);
 }
 
 } // namespace

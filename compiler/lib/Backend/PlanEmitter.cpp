@@ -1,0 +1,133 @@
+//===- PlanEmitter.cpp - The JSON plan the runtime launches kernels from -===//
+//
+// docs/plan.md is the contract. The plan is written from the same
+// ProgramInfo as the kernels, so channel order, wait slots and grid sizes
+// always match the generated code.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ProgramInfo.h"
+#include "mscclc/Backend/Backend.h"
+
+#include "llvm/Support/JSON.h"
+
+using namespace mlir;
+using namespace mscl;
+
+namespace mscclc {
+namespace {
+
+void writeChannel(llvm::json::OStream &j, const backend::ChannelInfo &c) {
+  j.object([&] {
+    j.attribute("index", c.index);
+    j.attribute("name", c.name);
+    j.attribute("peer", c.dst);
+    if (!c.isPort)
+      j.attribute("protocol", c.isLL ? "LL" : "HB");
+    j.attribute("id", c.id);
+    j.attribute("peerIndex", c.peerIndex);
+    j.attribute("block", c.block);
+    j.attribute("group", c.group);
+    j.attribute("waitSlot", c.waitSlot);
+    j.attribute("signals", c.signals);
+    j.attribute("waits", c.waits);
+    j.attributeArray("peerBuffers", [&] {
+      for (const std::string &b : c.peerBuffers)
+        j.value(b);
+    });
+  });
+}
+
+} // namespace
+
+LogicalResult emitPlan(ProgramOp program, llvm::raw_ostream &os,
+                       const CudaOptions &options) {
+  using namespace backend;
+  std::optional<ProgramInfo> info = ProgramInfo::build(program);
+  if (!info)
+    return failure();
+  llvm::json::OStream j(os, 2);
+  j.object([&] {
+    j.attribute("format", "mscclc-plan");
+    j.attribute("version", 1);
+    j.attribute("abiVersion", 1);
+    j.attribute("name", info->name);
+    j.attribute("collective",
+                stringifyCollectiveKind(program.getCollective()).str());
+    j.attribute("ranks", info->ranks);
+    j.attribute("gpusPerNode", static_cast<int64_t>(program.getGpusPerNode()));
+    j.attribute("instances", static_cast<int64_t>(program.getInstances()));
+    j.attribute("chunks", info->chunks);
+    j.attribute("inputChunks", static_cast<int64_t>(program.getInputChunks()));
+    j.attribute("outputChunks",
+                static_cast<int64_t>(program.getOutputChunks()));
+    j.attribute("inPlace", program.getInplace());
+    j.attribute("root", static_cast<int64_t>(program.getRoot()));
+    j.attribute("threadsPerBlock", options.threadsPerBlock);
+    j.attribute("llProtocol", "LL16");
+    j.attributeArray("dtypes", [&] {
+      if (info->usesSwitch) {
+        for (const char *t : {"f32", "f16", "bf16"})
+          j.value(t);
+        return;
+      }
+      for (const char *t :
+           {"f32", "f16", "bf16", "f64", "i32", "u32", "i64", "u64", "i8", "u8"})
+        j.value(t);
+    });
+    j.attributeArray("redops", [&] {
+      if (info->usesSwitch) {
+        j.value("sum");
+        j.value("avg");
+        return;
+      }
+      for (const char *op : {"sum", "prod", "min", "max", "avg"})
+        j.value(op);
+    });
+    j.attribute("scaleKernel", scaleKernelName(*info));
+    j.attribute("usesPortChannels", info->usesPort);
+    j.attribute("usesSwitchChannels", info->usesSwitch);
+    j.attributeArray("scratch", [&] {
+      for (const BufferInfo *s : info->scratch)
+        j.object([&] {
+          j.attribute("name", s->name);
+          j.attribute("index", s->scratchIndex);
+          j.attribute("chunks", s->chunks);
+          j.attribute("packet", s->packet);
+        });
+    });
+    j.attributeArray("rankPlans", [&] {
+      for (const RankInfo &r : info->rankInfos)
+        j.object([&] {
+          j.attribute("rank", r.rank);
+          j.attribute("kernel", kernelName(*info, r.rank));
+          j.attribute("blocks", std::max<int64_t>(1, r.blocks));
+          j.attribute("waitSlots", r.waitSlots);
+          j.attributeArray("memoryChannels", [&] {
+            for (const ChannelInfo *c : r.memory)
+              writeChannel(j, *c);
+          });
+          j.attributeArray("portChannels", [&] {
+            for (const ChannelInfo *c : r.port)
+              writeChannel(j, *c);
+          });
+          j.attributeArray("switchChannels", [&] {
+            for (const SwitchInfo *s : r.switches)
+              j.object([&] {
+                j.attribute("index", s->indexOnRank.at(r.rank));
+                j.attribute("name", s->name);
+                j.attribute("id", s->id);
+                j.attributeArray("ranks", [&] {
+                  for (int64_t g : s->ranks)
+                    j.value(g);
+                });
+              });
+          });
+        });
+    });
+  });
+  os << "\n";
+  return success();
+}
+
+} // namespace mscclc

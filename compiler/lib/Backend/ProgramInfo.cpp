@@ -1,0 +1,250 @@
+//===- ProgramInfo.cpp - Collects what kernels and plan must agree on ----===//
+
+#include "ProgramInfo.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cctype>
+
+using namespace mlir;
+using namespace mscl;
+
+namespace mscclc {
+namespace backend {
+
+std::string sanitize(llvm::StringRef name) {
+  std::string out;
+  for (char c : name)
+    out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0])))
+    out.insert(out.begin(), '_');
+  return out;
+}
+
+std::string kernelName(const ProgramInfo &info, int64_t rank) {
+  return "mscclc_" + sanitize(info.name) + "_rank" + std::to_string(rank);
+}
+
+std::string scaleKernelName(const ProgramInfo &info) {
+  return "mscclc_" + sanitize(info.name) + "_scale";
+}
+
+const BufferInfo *ProgramInfo::lookupBuffer(llvm::StringRef name) const {
+  auto it = bufferIndex.find(name);
+  return it == bufferIndex.end() ? nullptr : &buffers[it->second];
+}
+
+ChannelInfo *ProgramInfo::lookupChannel(llvm::StringRef name) const {
+  auto it = channelByName.find(name);
+  return it == channelByName.end() ? nullptr : it->second;
+}
+
+SwitchInfo *ProgramInfo::lookupSwitch(llvm::StringRef name) const {
+  auto it = switchByName.find(name);
+  return it == switchByName.end() ? nullptr : it->second;
+}
+
+/// Calls `fn(channelName)` for every point-to-point or switch channel `op`
+/// refers to.
+static void forEachChannelRef(Operation *op,
+                              llvm::function_ref<void(StringRef)> fn) {
+  auto each = [&](ArrayAttr refs) {
+    for (Attribute ref : refs)
+      fn(cast<FlatSymbolRefAttr>(ref).getValue());
+  };
+  llvm::TypeSwitch<Operation *>(op)
+      .Case<PutOp, PutWithSignalOp, PutWithSignalAndFlushOp, GetOp,
+            SwitchReduceOp, SwitchBroadcastOp>(
+          [&](auto typed) { fn(typed.getChannel()); })
+      .Case<SignalOp, WaitOp, FlushOp, ReadReduceOp, ReducePutOp>(
+          [&](auto typed) { each(typed.getChannels()); })
+      .Default([](Operation *) {});
+}
+
+/// The user- or scratch-buffer class name used in peerBuffers.
+static std::string bufferClass(const BufferInfo &buffer) {
+  if (buffer.kind == BufferKind::input)
+    return "input";
+  if (buffer.kind == BufferKind::output)
+    return "output";
+  return "scratch";
+}
+
+std::optional<ProgramInfo> ProgramInfo::build(ProgramOp program) {
+  ProgramInfo info;
+  info.program = program;
+  info.name = program.getSymName().str();
+  info.ranks = static_cast<int64_t>(program.getRanks());
+  info.chunks = static_cast<int64_t>(program.getChunks());
+  info.rankInfos.resize(info.ranks);
+  for (int64_t r = 0; r < info.ranks; ++r)
+    info.rankInfos[r].rank = r;
+
+  // Declarations, in program order.
+  for (Operation &op : program.getBodyBlock()) {
+    if (auto buffer = dyn_cast<BufferOp>(op)) {
+      BufferInfo b;
+      b.name = buffer.getSymName().str();
+      b.kind = buffer.getKind();
+      b.chunks = static_cast<int64_t>(buffer.getChunks());
+      b.packet = buffer.getPacket();
+      info.bufferIndex[b.name] = info.buffers.size();
+      info.buffers.push_back(b);
+    } else if (auto channel = dyn_cast<ChannelOp>(op)) {
+      auto c = std::make_unique<ChannelInfo>();
+      c->op = channel;
+      c->name = channel.getSymName().str();
+      c->isPort = channel.getKind() == ChannelKind::port;
+      c->isLL = !c->isPort && channel.getProtocol() == Protocol::LL;
+      c->src = static_cast<int64_t>(channel.getSrc());
+      c->dst = static_cast<int64_t>(channel.getDst());
+      c->id = static_cast<int64_t>(channel.getId());
+      if (c->src >= info.ranks || c->dst >= info.ranks) {
+        channel.emitOpError() << "connects ranks outside the program";
+        return std::nullopt;
+      }
+      RankInfo &rank = info.rankInfos[c->src];
+      auto &list = c->isPort ? rank.port : rank.memory;
+      c->index = static_cast<int>(list.size());
+      list.push_back(c.get());
+      info.channelByName[c->name] = c.get();
+      info.usesPort |= c->isPort;
+      info.channels.push_back(std::move(c));
+    } else if (auto group = dyn_cast<SwitchChannelOp>(op)) {
+      auto s = std::make_unique<SwitchInfo>();
+      s->op = group;
+      s->name = group.getSymName().str();
+      s->ranks.assign(group.getRanks().begin(), group.getRanks().end());
+      s->id = static_cast<int64_t>(group.getId());
+      for (int64_t r : s->ranks) {
+        if (r < 0 || r >= info.ranks) {
+          group.emitOpError() << "group holds ranks outside the program";
+          return std::nullopt;
+        }
+        s->indexOnRank[r] =
+            static_cast<int>(info.rankInfos[r].switches.size());
+        info.rankInfos[r].switches.push_back(s.get());
+      }
+      info.switchByName[s->name] = s.get();
+      info.switches.push_back(std::move(s));
+    }
+  }
+  for (BufferInfo &b : info.buffers) {
+    if (b.kind == BufferKind::scratch) {
+      b.scratchIndex = static_cast<int>(info.scratch.size());
+      info.scratch.push_back(&b);
+    }
+  }
+
+  // Reverse channels: same kind, protocol and id, from dst to src.
+  for (auto &c : info.channels) {
+    for (ChannelInfo *other :
+         c->isPort ? info.rankInfos[c->dst].port : info.rankInfos[c->dst].memory)
+      if (other->dst == c->src && other->id == c->id &&
+          other->isLL == c->isLL)
+        c->peerIndex = other->index;
+  }
+
+  // Channel owners, signals and waits, peer buffers, grid sizes.
+  bool ok = true;
+  for (Operation &op : program.getBodyBlock()) {
+    auto rankOp = dyn_cast<RankOp>(op);
+    if (!rankOp)
+      continue;
+    int64_t r = static_cast<int64_t>(rankOp.getRank());
+    if (r >= info.ranks) {
+      rankOp.emitOpError() << "rank outside the program";
+      return std::nullopt;
+    }
+    for (Operation &tbOp : rankOp.getBody().front()) {
+      auto tb = dyn_cast<ThreadBlockOp>(tbOp);
+      if (!tb)
+        continue;
+      int64_t first = static_cast<int64_t>(tb.getId());
+      int64_t group = static_cast<int64_t>(tb.getGroup());
+      RankInfo &rank = info.rankInfos[r];
+      rank.blocks = std::max(rank.blocks, first + group);
+      tb.walk([&](Operation *inner) {
+        forEachChannelRef(inner, [&](StringRef name) {
+          if (info.lookupSwitch(name)) {
+            info.usesSwitch = true;
+            return;
+          }
+          ChannelInfo *c = info.lookupChannel(name);
+          if (!c) {
+            inner->emitOpError() << "refers to unknown channel @" << name;
+            ok = false;
+            return;
+          }
+          if (c->src != r) {
+            inner->emitOpError() << "uses channel @" << name
+                                 << " whose source is rank " << c->src;
+            ok = false;
+            return;
+          }
+          if (c->block >= 0 && (c->block != first || c->group != group)) {
+            inner->emitOpError() << "channel @" << name
+                                 << " is used by more than one thread block";
+            ok = false;
+            return;
+          }
+          c->block = first;
+          c->group = group;
+          // LL channels need no semaphore: their packets carry flags.
+          if (isa<SignalOp, PutWithSignalOp, PutWithSignalAndFlushOp>(inner) &&
+              !c->isLL)
+            c->signals = true;
+          if (isa<WaitOp>(inner) && !c->isLL)
+            c->waits = true;
+        });
+        // Which peer buffers a channel operation touches.
+        auto touch = [&](StringRef channel, ChunkAttr chunk) {
+          ChannelInfo *c = info.lookupChannel(channel);
+          const BufferInfo *b = info.lookupBuffer(chunk.getBuffer());
+          if (c && b)
+            c->peerBuffers.insert(bufferClass(*b));
+        };
+        llvm::TypeSwitch<Operation *>(inner)
+            .Case<PutOp, PutWithSignalOp, PutWithSignalAndFlushOp>(
+                [&](auto put) { touch(put.getChannel(), put.getDst()); })
+            .Case<GetOp>([&](GetOp get) { touch(get.getChannel(), get.getSrc()); })
+            .Case<ReadReduceOp>([&](ReadReduceOp rr) {
+              for (auto [ch, chunk] :
+                   llvm::zip(rr.getChannels(), rr.getRemotes()))
+                touch(cast<FlatSymbolRefAttr>(ch).getValue(),
+                      cast<ChunkAttr>(chunk));
+            })
+            .Case<ReducePutOp>([&](ReducePutOp rp) {
+              for (auto [ch, chunk] : llvm::zip(rp.getChannels(), rp.getDsts()))
+                touch(cast<FlatSymbolRefAttr>(ch).getValue(),
+                      cast<ChunkAttr>(chunk));
+            })
+            .Default([](Operation *) {});
+      });
+    }
+  }
+  if (!ok)
+    return std::nullopt;
+
+  for (auto &c : info.channels) {
+    if (c->peerIndex >= 0) {
+      const RankInfo &peer = info.rankInfos[c->dst];
+      const ChannelInfo *reverse =
+          c->isPort ? peer.port[c->peerIndex] : peer.memory[c->peerIndex];
+      c->peerGroup = reverse->block >= 0 ? reverse->group : 1;
+    }
+  }
+  // Wait counter slots: memory channels, then port channels, `group` each.
+  for (RankInfo &rank : info.rankInfos) {
+    for (auto *list : {&rank.memory, &rank.port})
+      for (ChannelInfo *c : *list)
+        if (c->waits) {
+          c->waitSlot = rank.waitSlots;
+          rank.waitSlots += static_cast<int>(c->group);
+        }
+  }
+  return info;
+}
+
+} // namespace backend
+} // namespace mscclc
