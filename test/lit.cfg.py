@@ -20,3 +20,28 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.mscclc_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(["mscl-opt", "mscclc"], tool_dirs)
+
+# `REQUIRES: nvrtc`: tests that compile generated CUDA through NVRTC. The
+# search mirrors mscclc's own (compiler/lib/Backend/Nvrtc.cpp).
+def _have_nvrtc():
+    import ctypes
+    candidates = [os.environ.get("MSCCLC_NVRTC"), "libnvrtc.so",
+                  "libnvrtc.so.13", "libnvrtc.so.12"]
+    candidates += [os.path.join(os.environ[v], "lib64", "libnvrtc.so")
+                   for v in ("CUDA_HOME", "CUDA_PATH") if os.environ.get(v)]
+    candidates.append("/usr/local/cuda/lib64/libnvrtc.so")
+    for name in candidates:
+        if not name:
+            continue
+        try:
+            ctypes.CDLL(name)
+            return True
+        except OSError:
+            pass
+    return False
+
+for _var in ("MSCCLC_NVRTC", "CUDA_HOME", "CUDA_PATH"):
+    if _var in os.environ:
+        config.environment[_var] = os.environ[_var]
+if _have_nvrtc():
+    config.available_features.add("nvrtc")
