@@ -1,6 +1,7 @@
 //===- mscl-opt.cpp - Runs mscl passes on .mlir files -------------------===//
 
 #include "mscl/IR/MsclDialect.h"
+#include "mscl/Transforms/Passes.h"
 #include "mscl/Verification/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -11,6 +12,7 @@ int main(int argc, char **argv) {
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   mscl::registerVerificationPasses();
+  mscl::registerTransformPasses();
   mlir::DialectRegistry registry;
   registry.insert<mscl::MsclDialect>();
   return mlir::asMainReturnCode(

@@ -1,0 +1,186 @@
+//===- FuseReducePut.cpp - reduce + puts of its result -> reduce_put -----===//
+//
+// `reduce to D from S` followed by `put @c_i to R_i from D` on memory
+// channels computes the reduction in registers and writes it straight to
+// every peer: `reduce_put [@c_1 R_1, ...] from S store D`. The reduce and
+// the earlier puts move down to the last put, so every op between them
+// must let them pass (FusionUtils.h) and not touch their chunks. `store D`
+// stays unless D is a scratch chunk that no other operation of the program
+// reads. A reduce_put with a store takes later puts of its stored chunk the
+// same way. Port channels are left alone: their proxy copies from memory.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FusionUtils.h"
+#include "mscl/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <map>
+
+namespace mscl {
+#define GEN_PASS_DEF_MSCLFUSEREDUCEPUT
+#include "mscl/Transforms/Passes.h.inc"
+} // namespace mscl
+
+using namespace mlir;
+using namespace mscl;
+
+namespace {
+
+using ChunkKey = std::tuple<std::string, int64_t, int64_t>;
+
+struct FuseReducePutPass final
+    : mscl::impl::MsclFuseReducePutBase<FuseReducePutPass> {
+  void runOnOperation() override;
+
+private:
+  Operation *tryFuse(Operation *op, OpBuilder &builder);
+  bool isFusablePut(PutOp put, ChunkAttr value, ArrayRef<Attribute> channels,
+                    ArrayRef<Attribute> dsts) const;
+  bool needsStore(ChunkAttr value,
+                  const llvm::SmallPtrSetImpl<Operation *> &puts) const;
+  void indexReaders();
+
+  std::optional<ChannelTable> channelTable;
+  SwitchGroups groups;
+  llvm::StringSet<> scratchBuffers;
+  /// Every op that reads each chunk (buffer, rank, index), program-wide.
+  /// Only compared by identity; filled before the first rewrite that asks.
+  std::map<ChunkKey, SmallVector<Operation *, 2>> readers;
+  bool indexed = false;
+};
+
+void FuseReducePutPass::indexReaders() {
+  getOperation().walk([&](Operation *op) {
+    for (const ChunkAccess &read : getAccesses(op, &groups).reads)
+      for (int64_t i = read.chunk.getIndex(); i < read.chunk.getEnd(); ++i)
+        readers[{read.chunk.getBuffer().str(), read.chunk.getRank(), i}]
+            .push_back(op);
+  });
+}
+
+bool FuseReducePutPass::isFusablePut(PutOp put, ChunkAttr value,
+                                     ArrayRef<Attribute> channels,
+                                     ArrayRef<Attribute> dsts) const {
+  if (put.getSrc() != value)
+    return false;
+  ChannelOp channel = channelTable->lookup(put.getChannelAttr());
+  if (!channel || channel.getKind() != ChannelKind::memory ||
+      llvm::is_contained(channels, put.getChannelAttr()))
+    return false;
+  return llvm::none_of(dsts, [&](Attribute dst) {
+    return cast<ChunkAttr>(dst).overlaps(put.getDst());
+  });
+}
+
+bool FuseReducePutPass::needsStore(
+    ChunkAttr value, const llvm::SmallPtrSetImpl<Operation *> &puts) const {
+  if (!scratchBuffers.contains(value.getBuffer()))
+    return true;
+  assert(indexed && "readers are indexed before any rewrite");
+  for (int64_t i = value.getIndex(); i < value.getEnd(); ++i) {
+    auto it = readers.find({value.getBuffer().str(), value.getRank(), i});
+    if (it == readers.end())
+      continue;
+    for (Operation *reader : it->second)
+      if (!puts.contains(reader))
+        return true;
+  }
+  return false;
+}
+
+Operation *FuseReducePutPass::tryFuse(Operation *op, OpBuilder &builder) {
+  ChunkAttr value;
+  ArrayAttr srcs;
+  SmallVector<Attribute> channels, dsts;
+  bool keepStore = false;
+  if (auto reduce = dyn_cast<ReduceOp>(op)) {
+    value = reduce.getDst();
+    srcs = reduce.getSrcs();
+  } else if (auto reducePut = dyn_cast<ReducePutOp>(op)) {
+    value = reducePut.getStoreAttr();
+    if (!value)
+      return nullptr;
+    srcs = reducePut.getSrcs();
+    channels = chunkList(reducePut.getChannels());
+    dsts = chunkList(reducePut.getDsts());
+    keepStore = true;
+  } else {
+    return nullptr;
+  }
+
+  OpAccesses moving = getAccesses(op, &groups);
+  SmallVector<Operation *> puts;
+  llvm::SmallPtrSet<Operation *, 8> putSet;
+  unsigned scanned = 0;
+  for (Operation *next = op->getNextNode(); next && scanned < kFusionWindow;
+       next = next->getNextNode(), ++scanned) {
+    auto put = dyn_cast<PutOp>(next);
+    if (put && isFusablePut(put, value, channels, dsts)) {
+      channels.push_back(put.getChannelAttr());
+      dsts.push_back(put.getDst());
+      moving.writes.push_back({put.getDst(), true});
+      puts.push_back(put);
+      putSet.insert(put);
+      continue;
+    }
+    if (!canSinkPast(next) ||
+        accessesConflict(moving, getAccesses(next, &groups)))
+      break;
+  }
+  if (puts.empty())
+    return nullptr;
+
+  bool store = keepStore || needsStore(value, putSet);
+  SmallVector<Location> locs{op->getLoc()};
+  for (Operation *put : puts)
+    locs.push_back(put->getLoc());
+  builder.setInsertionPoint(puts.back());
+  auto fused = ReducePutOp::create(
+      builder, builder.getFusedLoc(locs), builder.getArrayAttr(channels),
+      builder.getArrayAttr(dsts), srcs, store ? value : ChunkAttr());
+  for (Operation *put : puts)
+    put->erase();
+  op->erase();
+  return fused;
+}
+
+void FuseReducePutPass::runOnOperation() {
+  ProgramOp program = getOperation();
+  channelTable.emplace(program);
+  groups = SwitchGroups(program);
+  for (auto buffer : program.getBodyBlock().getOps<BufferOp>())
+    if (buffer.getKind() == BufferKind::scratch)
+      scratchBuffers.insert(buffer.getSymName());
+  // Only a scratch destination can lose its store: index the readers then.
+  program.walk([&](ReduceOp reduce) {
+    if (!indexed && scratchBuffers.contains(reduce.getDst().getBuffer())) {
+      indexReaders();
+      indexed = true;
+    }
+  });
+
+  bool changed = false;
+  OpBuilder builder(&getContext());
+  forEachOpList(program, [&](Block &block) {
+    Operation *op = block.empty() ? nullptr : &block.front();
+    while (op) {
+      // Resume right after the fused producer: ops it moved past may fuse
+      // with later ones too.
+      Operation *prev = op->getPrevNode();
+      if (tryFuse(op, builder)) {
+        changed = true;
+        op = prev ? prev->getNextNode() : &block.front();
+        continue;
+      }
+      op = op->getNextNode();
+    }
+  });
+  if (!changed)
+    markAllAnalysesPreserved();
+}
+
+} // namespace

@@ -1,0 +1,51 @@
+//===- FusionUtils.cpp - Helpers shared by the fusion passes -------------===//
+
+#include "FusionUtils.h"
+
+using namespace mlir;
+using namespace mscl;
+
+static bool anyOverlap(ArrayRef<ChunkAccess> a, ArrayRef<ChunkAccess> b) {
+  for (const ChunkAccess &x : a)
+    for (const ChunkAccess &y : b)
+      if (x.chunk.overlaps(y.chunk))
+        return true;
+  return false;
+}
+
+bool mscl::accessesConflict(const OpAccesses &a, const OpAccesses &b) {
+  return anyOverlap(a.writes, b.writes) || anyOverlap(a.writes, b.reads) ||
+         anyOverlap(a.reads, b.writes);
+}
+
+bool mscl::canSinkPast(Operation *op) {
+  return isDataOp(op) && !isa<PutWithSignalOp, PutWithSignalAndFlushOp>(op)
+             ? true
+             : isa<BarrierOp, WaitOp>(op);
+}
+
+void mscl::forEachOpList(ProgramOp program, function_ref<void(Block &)> fn) {
+  for (auto rank : program.getBodyBlock().getOps<RankOp>())
+    for (auto block : rank.getBody().front().getOps<ThreadBlockOp>()) {
+      Block &body = block.getBody().front();
+      for (auto pipeline : body.getOps<PipelineOp>())
+        fn(pipeline.getBody().front());
+      fn(body);
+    }
+}
+
+ChannelTable::ChannelTable(ProgramOp program) {
+  for (auto channel : program.getBodyBlock().getOps<ChannelOp>())
+    channels[channel.getSymName()] = channel;
+}
+
+ChannelOp ChannelTable::lookup(Attribute ref) const {
+  auto symbol = dyn_cast<FlatSymbolRefAttr>(ref);
+  if (!symbol)
+    return {};
+  return channels.lookup(symbol.getValue());
+}
+
+SmallVector<Attribute> mscl::chunkList(ArrayAttr array) {
+  return SmallVector<Attribute>(array.begin(), array.end());
+}

@@ -1,0 +1,44 @@
+//===- FusionUtils.h - Helpers shared by the fusion passes ---------------===//
+#ifndef MSCL_LIB_TRANSFORMS_FUSIONUTILS_H
+#define MSCL_LIB_TRANSFORMS_FUSIONUTILS_H
+
+#include "mscl/Analysis/Accesses.h"
+
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+namespace mscl {
+
+/// How far a fusion looks ahead for its partner, in operations; keeps every
+/// fusion linear in the block size.
+constexpr unsigned kFusionWindow = 512;
+
+/// Whether `a` writes a chunk that `b` reads or writes, or the other way.
+bool accessesConflict(const OpAccesses &a, const OpAccesses &b);
+
+/// Whether an operation may move to a later place past `op`, provided their
+/// accesses do not conflict. Barriers and waits only ever hold back what
+/// follows them, so moving an operation later across them is safe; a signal
+/// or flush makes earlier data visible or reusable and a pipeline repeats,
+/// so nothing moves across those.
+bool canSinkPast(mlir::Operation *op);
+
+/// Calls `fn` on every block that holds thread-block operations: each
+/// thread-block body and each pipeline body.
+void forEachOpList(ProgramOp program, llvm::function_ref<void(mlir::Block &)> fn);
+
+/// The channel declaration named by `ref`, or null.
+class ChannelTable {
+public:
+  explicit ChannelTable(ProgramOp program);
+  ChannelOp lookup(mlir::Attribute ref) const;
+
+private:
+  llvm::StringMap<ChannelOp> channels;
+};
+
+/// Chunk attributes of an array attribute.
+llvm::SmallVector<mlir::Attribute> chunkList(mlir::ArrayAttr array);
+
+} // namespace mscl
+
+#endif // MSCL_LIB_TRANSFORMS_FUSIONUTILS_H
