@@ -1,7 +1,7 @@
 //===- ProgramCheck.cpp - Symbolic check of an evaluated Program ----------===//
 //
 // `mscclc-program-check file.mscl [--ranks N] [--gpus-per-node G] [-D k=v]
-// [--seeds S] [--launches L] [--print]` parses and evaluates an algorithm
+// [--seeds S] [--launches L] [--print] [--run=false]` parses and evaluates an algorithm
 // with the frontend and runs the resulting mscclc::Program symbolically:
 // every chunk holds the multiset of input chunks summed into it, each thread
 // block is a sequential task, and tasks interleave under seeded random
@@ -52,6 +52,8 @@ cl::list<std::string> defines("D", cl::Prefix);
 cl::opt<int> seeds("seeds", cl::init(20));
 cl::opt<int> launches("launches", cl::init(3));
 cl::opt<bool> print("print", cl::desc("print the program"), cl::init(false));
+cl::opt<bool> runChecks("run", cl::desc("run the program (--run=false: only print)"),
+                        cl::init(true));
 
 /// What a chunk holds: input chunk id -> how many times it was summed in.
 using Contents = std::map<int64_t, int64_t>;
@@ -547,6 +549,8 @@ int main(int argc, char **argv) {
     return 1;
   if (print)
     printProgram(*program, llvm::outs());
+  if (!runChecks)
+    return 0;
   for (int s = 1; s <= seeds; ++s) {
     if (!Machine(*program, s).run()) {
       llvm::errs() << "check: FAILED with schedule seed " << s << "\n";
