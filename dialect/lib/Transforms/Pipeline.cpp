@@ -2,6 +2,8 @@
 
 #include "mscl/Transforms/Passes.h"
 
+#include "mlir/Pass/PassRegistry.h"
+
 namespace mscl {
 #define GEN_PASS_REGISTRATION
 #include "mscl/Transforms/Passes.h.inc"
@@ -10,7 +12,24 @@ namespace mscl {
 using namespace mlir;
 using namespace mscl;
 
-void mscl::registerTransformPasses() { registerMsclTransformsPasses(); }
+namespace {
+struct OptimizeOptions : PassPipelineOptions<OptimizeOptions> {
+  Option<int64_t> instances{
+      *this, "instances",
+      llvm::cl::desc("Replication factor (0: each program's `instances`)"),
+      llvm::cl::init(0)};
+};
+} // namespace
+
+void mscl::registerTransformPasses() {
+  registerMsclTransformsPasses();
+  PassPipelineRegistration<OptimizeOptions>(
+      "mscl-optimize",
+      "The optimisation pipeline: replicate, fuse, insert and elide barriers",
+      [](OpPassManager &pm, const OptimizeOptions &options) {
+        buildOptimizationPipeline(pm, options.instances);
+      });
+}
 
 void mscl::buildOptimizationPipeline(OpPassManager &pm, int64_t instances) {
   // Programs are isolated from above: nest under a module, or use `pm`
