@@ -2,10 +2,10 @@
 // RUN: mscl-opt %t.mlir -mscl-fuse | FileCheck %s --check-prefix=FUSE
 // RUN: mscl-opt %t.mlir -mscl-optimize | FileCheck %s --check-prefix=OPT
 // RUN: mscl-opt %t.mlir -mscl-optimize=instances=2 | FileCheck %s --check-prefix=TWO
-// RUN: mscl-opt %t.mlir -mscl-optimize=instances=2 | mscl-opt -mscl-test-dependence > %t.dep
-// RUN: FileCheck %s --check-prefix=SEP < %t.dep
-// RUN: FileCheck %s --check-prefix=HAS < %t.dep
-// RUN: python3 %S/Inputs/gen_allpairs.py 16 4 | mscl-opt -mscl-optimize | mscl-opt -mscl-test-dependence > %t.dep16
+// RUN: mscl-opt %t.mlir -mscl-optimize=instances=2 | mscl-opt -mscl-test-dependence | FileCheck %s --check-prefix=SEP
+// RUN: python3 %S/Inputs/gen_allpairs.py 16 4 > %t16.mlir
+// RUN: mscl-opt %t16.mlir -mscl-optimize | mscl-opt -mscl-test-dependence | FileCheck %s --check-prefix=SEP
+// RUN: mscl-opt %t16.mlir -mscl-replicate -mscl-insert-barriers -mscl-elide-barriers | mscl-opt -mscl-test-dependence > %t.dep16
 // RUN: FileCheck %s --check-prefix=SEP < %t.dep16
 // RUN: FileCheck %s --check-prefix=HAS < %t.dep16
 
@@ -43,6 +43,6 @@
 // TWO-NEXT: mscl.put @c1_2_i1 to <rank 2, recv[4]> from <rank 1, input[5]>
 // TWO: mscl.reduce_put [@c1_0_i1 <rank 0, gather[4]>, @c1_2_i1 <rank 2, gather[4]>] from [<rank 1, input[3]>, <rank 1, recv[3]>, <rank 1, recv[5]>] store <rank 1, output[3]>
 
-// No dependence is left unseparated, and there are dependences.
+// No dependence is left unseparated (and without fusion, there are some).
 // SEP-NOT: {{(RAW|WAR|WAW) [0-9]+ <[^>]*>( loop)?"}}
 // HAS: {{(RAW|WAR|WAW) [0-9]+ <[^>]*> sep"}}
