@@ -91,7 +91,7 @@ void Generator::declareBuffers() {
       collectBuffers(tb.ops, referencedBuffers);
   auto declare = [&](StringRef name, mscl::BufferKind kind, int64_t chunks,
                      bool packet, Location loc) {
-    mscl::BufferOp::create(builder, loc, name,
+    mscl::BufferOp::create(builder, loc, builder.getStringAttr(name),
                            mscl::BufferKindAttr::get(builder.getContext(), kind),
                            builder.getI64IntegerAttr(chunks),
                            packet ? builder.getUnitAttr() : UnitAttr());
@@ -126,7 +126,8 @@ void Generator::declareChannels() {
   MLIRContext *ctx = builder.getContext();
   for (const Channel &ch : program.channels) {
     if (ch.kind == ChannelKind::Switch) {
-      mscl::SwitchChannelOp::create(builder, ch.loc, ch.name,
+      mscl::SwitchChannelOp::create(builder, ch.loc,
+                                    builder.getStringAttr(ch.name),
                                     builder.getDenseI64ArrayAttr(ch.ranks),
                                     builder.getI64IntegerAttr(ch.id));
       continue;
@@ -138,7 +139,7 @@ void Generator::declareChannels() {
                                            : mscl::Protocol::HB);
     auto kind = ch.kind == ChannelKind::Memory ? mscl::ChannelKind::memory
                                                : mscl::ChannelKind::port;
-    mscl::ChannelOp::create(builder, ch.loc, ch.name,
+    mscl::ChannelOp::create(builder, ch.loc, builder.getStringAttr(ch.name),
                             mscl::ChannelKindAttr::get(ctx, kind), protocol,
                             builder.getI64IntegerAttr(ch.src),
                             builder.getI64IntegerAttr(ch.dst),
@@ -247,7 +248,7 @@ OwningOpRef<ModuleOp> Generator::run() {
   OwningOpRef<ModuleOp> module = ModuleOp::create(program.loc);
   builder.setInsertionPointToEnd(module->getBody());
   auto programOp = mscl::ProgramOp::create(
-      builder, program.loc, program.name,
+      builder, program.loc, builder.getStringAttr(program.name),
       mscl::CollectiveKindAttr::get(ctx, toDialect(program.collective)),
       builder.getI64IntegerAttr(program.ranks),
       builder.getI64IntegerAttr(program.gpusPerNode),
