@@ -1,0 +1,280 @@
+//===- Machine.h - State of one simulated run -----------------*- C++ -*-===//
+//
+// The machine holds every rank's buffers with a shadow of who accessed each
+// element range last, the channels' in-flight puts, signals and LL packets,
+// and one task per thread block (per block of a group). The scheduler
+// (Schedule.cpp) repeatedly picks one enabled action: a task's next step,
+// the landing of a channel's oldest signal or transfer, or the arrival of
+// one piece of an LL put.
+//
+// Ordering is tracked with vector clocks: a task's clock advances at every
+// barrier-like point (barrier, signal, wait, flush), so two accesses of one
+// block between two barriers are unordered, as on a GPU where different
+// threads handle the same elements in different operations. A signal
+// carries the signaller's clock to the wait it releases.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MSCCLC_LIB_SIMULATOR_MACHINE_H
+#define MSCCLC_LIB_SIMULATOR_MACHINE_H
+
+#include "Arith.h"
+#include "Model.h"
+
+#include "mlir/IR/Diagnostics.h"
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <random>
+
+namespace mscclc {
+namespace sim {
+
+using Clock = std::vector<uint32_t>;
+using ClockPtr = std::shared_ptr<const Clock>;
+
+/// One access: by `task` at its clock value `clock`, in executed operation
+/// instance `inst`. task -1 is the host (ordered before everything).
+struct Access {
+  int32_t task = -1;
+  uint32_t clock = 0;
+  uint32_t inst = 0;
+  /// Another operation of the same task and clock read this range too.
+  bool multi = false;
+  mlir::Operation *op = nullptr;
+};
+
+enum class WriteKind : uint8_t { None, Host, Local, Remote };
+
+/// Shadow state of an element range [key, hi).
+struct Segment {
+  int64_t hi;
+  WriteKind kind = WriteKind::None;
+  Access write;
+  llvm::SmallVector<Access, 2> reads;
+};
+
+/// Flag state of a range of LL packets.
+struct PacketSegment {
+  int64_t hi;
+  int64_t flag = -1;
+  uint32_t put = 0;
+  mlir::Operation *op = nullptr;
+  double time = 0; ///< when the packets arrived (cost-model time)
+};
+
+struct Region {
+  std::vector<Word> data;
+  std::map<int64_t, Segment> shadow;
+  std::map<int64_t, PacketSegment> packets;
+};
+
+/// An HB or port put whose data is not visible until a signal lands.
+struct PendingPut {
+  uint64_t seq;
+  int rank, buffer;
+  int64_t lo, hi;
+  std::vector<Word> data;
+  Access issue;
+};
+
+/// The source of a port put, which must not change until a flush.
+struct InFlightSource {
+  uint64_t seq;
+  int rank, buffer;
+  int64_t lo, hi;
+  Access issue;
+};
+
+struct QueueItem {
+  bool signal;
+  uint64_t seq;
+  double ready;
+  ClockPtr clock;
+  Access tag; // the signal's own clock: what committed puts are tagged with
+  int flow = -1;
+};
+
+struct LandedSignal {
+  ClockPtr clock;
+  double time;
+  int flow;
+};
+
+struct ChannelState {
+  uint64_t nextSeq = 0;
+  std::vector<PendingPut> pending;
+  std::vector<InFlightSource> inflight;
+  std::deque<QueueItem> queue;
+  std::vector<LandedSignal> landed;
+  int64_t waits = 0, signals = 0;
+  double dataReady = 0; ///< when the last put's data has arrived
+};
+
+/// Part of an LL put, delivered on its own.
+struct Piece {
+  int channel, rank, buffer;
+  int64_t lo, hi;
+  std::shared_ptr<std::vector<Word>> data;
+  int64_t offset;
+  int64_t flag;
+  uint32_t put;
+  double ready;
+  Access issue;
+};
+
+struct Task {
+  int block, member, rank;
+  int leader;
+  size_t pc = 0;
+  int64_t iter = 0, trip = 0, unitElems = 1;
+  int pipeBegin = -1;
+  Clock clock;
+  bool done = false;
+  bool arrived = false; ///< at a group-wide step, waiting for the others
+  double time = 0;
+  double blockedSince = -1;
+};
+
+struct TraceSlice {
+  int rank;
+  int64_t tb;
+  int member;
+  std::string name;
+  double start, end;
+  int64_t bytes = 0;
+  std::string loc;
+  int64_t iteration = -1;
+  llvm::SmallVector<int, 2> flowOut, flowIn;
+};
+
+/// Picks the next action; implemented by the schedule strategies.
+class Strategy {
+public:
+  virtual ~Strategy() = default;
+  /// `ready[i]` is the ready time of action i; `isEvent[i]` tells
+  /// deliveries from task steps; `owner[i]` is the task or channel.
+  virtual size_t pick(llvm::ArrayRef<double> ready,
+                      llvm::ArrayRef<bool> isEvent,
+                      llvm::ArrayRef<int> owner) = 0;
+  /// How many pieces an LL put splits into (randomly placed).
+  virtual int llPieces(int64_t elements) = 0;
+  virtual std::mt19937_64 &rng() = 0;
+};
+
+class Machine {
+public:
+  Machine(const Model &model, const Layout &layout, DataType type,
+          ReduceKind reduce, const CostModel &cost, bool tracing);
+
+  /// Fills input buffers (and in-place layouts) with `inputs[rank]`.
+  void initInputs(const std::vector<std::vector<Word>> &inputs);
+  /// Runs to completion. Errors are emitted with `context` as a note.
+  mlir::LogicalResult run(Strategy &strategy, llvm::StringRef context);
+
+  const std::vector<Word> &data(int rank, int buffer) const {
+    return regions[rank * model.buffers.size() + buffer].data;
+  }
+  /// The operation that last wrote element `e`, or null.
+  mlir::Operation *lastWriter(int rank, int buffer, int64_t e) const;
+  double finishTime() const;
+  std::vector<TraceSlice> trace;
+  int flowCount = 0;
+
+private:
+  friend class StepRunner;
+  Region &region(int rank, int buffer) {
+    return regions[rank * model.buffers.size() + buffer];
+  }
+  std::string taskName(int task) const;
+  std::string describe(int rank, int buffer, int64_t lo, int64_t hi) const;
+  mlir::InFlightDiagnostic error(mlir::Operation *op);
+  /// The run's description goes to the verdict line, not to each error.
+  void addContext(mlir::InFlightDiagnostic &) {}
+  void noteAccess(mlir::InFlightDiagnostic &diag, const Access &access,
+                  llvm::StringRef what);
+
+  // Shadow memory.
+  bool ordered(const Access &a, int task, uint32_t inst) const;
+  std::map<int64_t, Segment>::iterator split(std::map<int64_t, Segment> &map,
+                                             int64_t at);
+  mlir::LogicalResult checkRead(int task, mlir::Operation *op, uint32_t inst,
+                                int rank, int buffer, int64_t lo, int64_t hi);
+  void recordRead(int task, mlir::Operation *op, uint32_t inst, int rank,
+                  int buffer, int64_t lo, int64_t hi);
+  mlir::LogicalResult checkWrite(int task, mlir::Operation *op,
+                                 uint32_t inst, int rank, int buffer,
+                                 int64_t lo, int64_t hi, bool inFlightPut);
+  void recordWrite(const Access &access, WriteKind kind, int rank, int buffer,
+                   int64_t lo, int64_t hi, const Word *values);
+  /// Reads [lo,hi) of a buffer into `out` after the checks.
+  mlir::LogicalResult load(int task, mlir::Operation *op, uint32_t inst,
+                           int rank, int buffer, int64_t lo, int64_t hi,
+                           std::vector<Word> &out);
+  mlir::LogicalResult store(int task, mlir::Operation *op, uint32_t inst,
+                            int rank, int buffer, int64_t lo, int64_t hi,
+                            const Word *values, WriteKind kind);
+
+  // LL packets.
+  /// 0: not all packets of [lo,hi) carry `flag`; 1: ready; 2: some packet
+  /// already carries a later flag.
+  int packetState(int rank, int buffer, int64_t lo, int64_t hi,
+                  int64_t flag, double *arrival = nullptr) const;
+  mlir::LogicalResult deliver(size_t piece);
+
+  // Channels.
+  mlir::LogicalResult issuePut(int task, const Step &step, uint32_t inst,
+                               int channel, const ChunkRef &dst, int64_t lo,
+                               int64_t hi, std::vector<Word> values,
+                               int srcBuffer, int64_t srcLo, double &duration);
+  mlir::LogicalResult processHead(int channel);
+  void commit(int channel, uint64_t beforeSeq, const Access &tag);
+
+  // Tasks.
+  void normalize(Task &task);
+  bool enabled(int task);
+  bool stepEnabled(int task, const Step &step);
+  bool syncReady(int task, const Step &step);
+  mlir::LogicalResult step(int task);
+  mlir::LogicalResult runData(int task, const Step &step);
+  mlir::LogicalResult runSync(int task, const Step &step);
+  void reportDeadlock(llvm::StringRef context);
+  mlir::LogicalResult finish(llvm::StringRef context);
+  /// Element range of operand `c` for the task's current pipeline slice.
+  std::pair<int64_t, int64_t> operandRange(const Task &task,
+                                           const ChunkRef &c) const;
+  int64_t currentFlag(const Task &task) const {
+    return task.pipeBegin >= 0 ? task.iter : 0;
+  }
+  TraceSlice &addSlice(int task, const Step &step, double start, double end,
+                       int64_t elements);
+  /// Ranges of every chunk operand (dsts, srcs, remotes, store, in that
+  /// order) for this task's slice; returns the element count moved.
+  int64_t sliceRanges(const Task &task, const Step &step,
+                      llvm::SmallVectorImpl<std::pair<int64_t, int64_t>> &out)
+      const;
+
+  const Model &model;
+  Layout layout;
+  DataType type;
+  ReduceKind reduce;
+  const CostModel &cost;
+  bool tracing;
+  std::vector<Region> regions;
+  std::vector<ChannelState> channels;
+  std::vector<Piece> pieces;
+  std::vector<Task> tasks;
+  std::vector<int> groupArrivals;       ///< per block
+  std::vector<int> blockFirstTask;      ///< per block
+  uint32_t nextInst = 1;
+  uint32_t nextPut = 1;
+  Strategy *strategy = nullptr;
+  std::string context;
+  std::vector<Word> scratchA, scratchB;
+  std::vector<double> egressFree; ///< per rank, for the cost model
+};
+
+} // namespace sim
+} // namespace mscclc
+
+#endif // MSCCLC_LIB_SIMULATOR_MACHINE_H

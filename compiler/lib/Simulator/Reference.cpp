@@ -1,0 +1,192 @@
+//===- Reference.cpp - Inputs and the expected result of a collective ----===//
+
+#include "Reference.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mscl;
+using namespace mscclc::sim;
+
+int64_t mscclc::sim::inputElements(const Model &model, const Layout &layout) {
+  switch (model.collective) {
+  case CollectiveKind::reducescatter:
+  case CollectiveKind::alltoall:
+    return model.ranks * layout.count;
+  case CollectiveKind::custom:
+    return layout.size(model.buffers[model.input]);
+  default:
+    return layout.count;
+  }
+}
+
+std::vector<std::vector<Word>>
+mscclc::sim::makeInputs(const Model &model, const Layout &layout,
+                        DataType type, ReduceKind reduce, uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  int64_t n = inputElements(model, layout);
+  std::vector<std::vector<Word>> inputs(model.ranks);
+  bool isReduce = model.collective == CollectiveKind::allreduce ||
+                  model.collective == CollectiveKind::reducescatter;
+  for (auto &in : inputs) {
+    in.resize(n);
+    for (Word &w : in) {
+      if (isFloat(type)) {
+        double lo = -1, hi = 1;
+        if (isReduce && reduce == ReduceKind::prod)
+          lo = 0.7, hi = 1.4;
+        w = fromDouble(
+            roundTo(type, std::uniform_real_distribution<double>(lo, hi)(gen)));
+      } else if (isReduce && reduce == ReduceKind::prod) {
+        w = wrapInt(type, 1 + gen() % 3);
+      } else if (isReduce) {
+        w = wrapInt(type, gen() % 101);
+      } else {
+        w = wrapInt(type, gen());
+      }
+    }
+  }
+  return inputs;
+}
+
+namespace {
+
+/// The expected value of one element and how far the result may be off.
+struct Expected {
+  Word exact;
+  double value = 0, tolerance = 0;
+  bool approximate = false;
+};
+
+} // namespace
+
+LogicalResult mscclc::sim::checkResult(
+    const Machine &machine, const Model &model, const Layout &layout,
+    DataType type, ReduceKind reduce,
+    const std::vector<std::vector<Word>> &inputs, llvm::StringRef context) {
+  int n = model.ranks;
+  int64_t count = layout.count;
+  CollectiveKind kind = model.collective;
+  if (kind == CollectiveKind::custom)
+    return success();
+  const BufferInfo &outInfo = model.buffers[model.output];
+
+  auto reduceElement = [&](int64_t index) {
+    Expected e;
+    Word acc = inputs[0][index];
+    for (int p = 1; p < n; ++p)
+      reduceInto(type, reduce, &acc, &inputs[p][index], 1);
+    if (reduce == ReduceKind::avg)
+      divideBy(type, &acc, 1, n);
+    e.exact = acc;
+    if (!isFloat(type) || reduce == ReduceKind::min ||
+        reduce == ReduceKind::max)
+      return e;
+    e.approximate = true;
+    double u = unitRoundoff(type);
+    if (reduce == ReduceKind::prod) {
+      double prod = 1;
+      for (int p = 0; p < n; ++p)
+        prod *= toDouble(inputs[p][index]);
+      e.value = prod;
+      e.tolerance = 2.0 * n * u * std::fabs(prod);
+      return e;
+    }
+    double sum = 0, abs = 0;
+    for (int p = 0; p < n; ++p) {
+      sum += toDouble(inputs[p][index]);
+      abs += std::fabs(toDouble(inputs[p][index]));
+    }
+    e.value = sum;
+    e.tolerance = n * u * abs + u * std::fabs(sum);
+    if (reduce == ReduceKind::avg) {
+      e.value /= n;
+      e.tolerance = e.tolerance / n + 2 * u * std::fabs(e.value);
+    }
+    return e;
+  };
+
+  for (int r = 0; r < n; ++r) {
+    // Where rank r's result lives and how many elements it has.
+    int64_t offset = 0, size = count;
+    if (kind == CollectiveKind::allgather || kind == CollectiveKind::alltoall)
+      size = n * count;
+    if (kind == CollectiveKind::reducescatter && model.inplace)
+      offset = r * count;
+    const std::vector<Word> &out = machine.data(r, model.output);
+    int64_t wrong = 0, firstWrong = -1;
+    Expected firstExpected;
+    for (int64_t i = 0; i < size; ++i) {
+      Expected e;
+      switch (kind) {
+      case CollectiveKind::allreduce:
+        e = reduceElement(i);
+        break;
+      case CollectiveKind::reducescatter:
+        e = reduceElement(r * count + i);
+        break;
+      case CollectiveKind::allgather:
+        e.exact = inputs[i / count][i % count];
+        break;
+      case CollectiveKind::broadcast:
+        e.exact = inputs[model.root][i];
+        break;
+      case CollectiveKind::alltoall:
+        e.exact = inputs[i / count][r * count + i % count];
+        break;
+      default:
+        break;
+      }
+      Word got = out[offset + i];
+      bool ok = e.approximate
+                    ? std::fabs(toDouble(got) - e.value) <= e.tolerance
+                    : got == e.exact ||
+                          (isFloat(type) && toDouble(got) == toDouble(e.exact));
+      if (!ok && wrong++ == 0) {
+        firstWrong = i;
+        firstExpected = e;
+      }
+    }
+    if (!wrong)
+      continue;
+    int64_t index = offset + firstWrong;
+    Operation *writer = machine.lastWriter(r, model.output, index);
+    auto diag = emitError(writer ? writer->getLoc() : model.program.getLoc());
+    Word got = out[index];
+    diag << "wrong result of " << stringifyCollectiveKind(kind) << " ("
+         << stringify(reduce) << ", " << stringify(type) << "): rank " << r << " " << outInfo.name << "["
+         << layout.chunkOf(outInfo, index) << "] element " << index;
+    if (!writer)
+      diag << " was never written (expected "
+           << formatWord(type, firstExpected.exact) << ")";
+    else
+      diag << ": expected "
+           << (firstExpected.approximate
+                   ? formatWord(DataType::f64, fromDouble(firstExpected.value))
+                   : formatWord(type, firstExpected.exact))
+           << ", got " << formatWord(type, got);
+    diag << " (" << wrong << " of " << size << " elements wrong)";
+    if (writer)
+      diag << "; the operation shown wrote it last";
+    return failure();
+  }
+
+  if (model.inplace)
+    return success();
+  for (int r = 0; r < n; ++r) {
+    const std::vector<Word> &in = machine.data(r, model.input);
+    for (size_t i = 0; i < inputs[r].size() && i < in.size(); ++i)
+      if (in[i] != inputs[r][i]) {
+        Operation *writer = machine.lastWriter(r, model.input, i);
+        auto diag =
+            emitError(writer ? writer->getLoc() : model.program.getLoc());
+        diag << "wrong result: the program changed rank " << r
+             << "'s input buffer (element " << i
+             << "); an out-of-place collective must leave it intact";
+            return failure();
+      }
+  }
+  return success();
+}

@@ -1,0 +1,222 @@
+//===- Run.cpp - The scheduling loop, deadlocks and end-of-run checks ----===//
+
+#include "Machine.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mscclc::sim;
+
+Machine::Machine(const Model &model, const Layout &layout, DataType type,
+                 ReduceKind reduce, const CostModel &cost, bool tracing)
+    : model(model), layout(layout), type(type), reduce(reduce), cost(cost),
+      tracing(tracing) {
+  Word garbage = isFloat(type) ? fromDouble(NAN) : wrapInt(type, 0x5a5a5a5a);
+  regions.resize(model.ranks * model.buffers.size());
+  for (int r = 0; r < model.ranks; ++r)
+    for (auto [b, info] : llvm::enumerate(model.buffers)) {
+      Region &reg = region(r, b);
+      int64_t size = layout.size(info);
+      reg.data.assign(size, garbage);
+      Segment seg;
+      seg.hi = size;
+      reg.shadow.emplace(0, std::move(seg));
+      if (info.packet)
+        reg.packets.emplace(0, PacketSegment{size});
+    }
+  channels.resize(model.channels.size());
+  egressFree.assign(model.ranks, 0);
+  for (auto [b, block] : llvm::enumerate(model.blocks)) {
+    blockFirstTask.push_back(tasks.size());
+    for (int64_t m = 0; m < block.group; ++m) {
+      Task task;
+      task.block = b;
+      task.member = m;
+      task.rank = block.rank;
+      task.leader = blockFirstTask.back();
+      tasks.push_back(std::move(task));
+    }
+  }
+  groupArrivals.assign(model.blocks.size(), 0);
+  for (auto [i, task] : llvm::enumerate(tasks)) {
+    task.clock.assign(tasks.size(), 0);
+    task.clock[i] = 1;
+  }
+}
+
+void Machine::initInputs(const std::vector<std::vector<Word>> &inputs) {
+  const BufferInfo &info = model.buffers[model.input];
+  int64_t size = layout.size(info);
+  for (int r = 0; r < model.ranks; ++r) {
+    const std::vector<Word> &in = inputs[r];
+    // In-place allgather: the rank's input is its block of the output.
+    int64_t offset = 0;
+    if (model.inplace && model.collective == mscl::CollectiveKind::allgather)
+      offset = r * layout.count;
+    int64_t n = std::min<int64_t>(in.size(), size - offset);
+    Access host;
+    recordWrite(host, WriteKind::Host, r, model.input, offset, offset + n,
+                in.data());
+  }
+}
+
+double Machine::finishTime() const {
+  double end = 0;
+  for (const Task &t : tasks)
+    end = std::max(end, t.time);
+  for (const ChannelState &cs : channels)
+    end = std::max(end, cs.dataReady);
+  return end;
+}
+
+LogicalResult Machine::run(Strategy &strat, llvm::StringRef ctx) {
+  strategy = &strat;
+  context = ctx.str();
+  for (Task &t : tasks)
+    normalize(t);
+  enum Kind { TaskStep, ChannelHead, PieceArrival };
+  std::vector<std::pair<Kind, int>> actions;
+  std::vector<double> ready;
+  llvm::SmallVector<bool, 64> isEvent;
+  std::vector<int> owner;
+  const int64_t limit = 200000000;
+  for (int64_t steps = 0;; ++steps) {
+    actions.clear();
+    ready.clear();
+    isEvent.clear();
+    owner.clear();
+    for (size_t t = 0; t < tasks.size(); ++t)
+      if (enabled(t)) {
+        actions.push_back({TaskStep, static_cast<int>(t)});
+        ready.push_back(tasks[t].time);
+        isEvent.push_back(false);
+        owner.push_back(t);
+      }
+    for (size_t c = 0; c < channels.size(); ++c)
+      if (!channels[c].queue.empty()) {
+        actions.push_back({ChannelHead, static_cast<int>(c)});
+        ready.push_back(channels[c].queue.front().ready);
+        isEvent.push_back(true);
+        owner.push_back(tasks.size() + c);
+      }
+    for (size_t p = 0; p < pieces.size(); ++p) {
+      actions.push_back({PieceArrival, static_cast<int>(p)});
+      ready.push_back(pieces[p].ready);
+      isEvent.push_back(true);
+      owner.push_back(tasks.size() + channels.size() + pieces[p].channel);
+    }
+    if (actions.empty())
+      break;
+    if (steps > limit) {
+      emitError(model.program.getLoc())
+          << "simulation stopped after " << limit << " steps";
+      return failure();
+    }
+    auto [kind, index] = actions[strategy->pick(ready, isEvent, owner)];
+    LogicalResult result = kind == TaskStep      ? step(index)
+                           : kind == ChannelHead ? processHead(index)
+                                                 : deliver(index);
+    if (failed(result))
+      return failure();
+  }
+  for (const Task &t : tasks)
+    if (!t.done) {
+      reportDeadlock(ctx);
+      return failure();
+    }
+  return finish(ctx);
+}
+
+void Machine::reportDeadlock(llvm::StringRef ctx) {
+  Operation *first = nullptr;
+  for (const Task &t : tasks)
+    if (!t.done && !first)
+      first = model.blocks[t.block].steps[t.pc].op;
+  auto diag = error(first);
+  diag << "deadlock: every remaining thread block is blocked";
+  int shown = 0;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const Task &t = tasks[i];
+    if (t.done)
+      continue;
+    const BlockInfo &block = model.blocks[t.block];
+    if (block.group > 1 && t.member != 0)
+      continue; // the group is described by its first member
+    const Step &step = block.steps[t.pc];
+    std::string what;
+    llvm::raw_string_ostream os(what);
+    os << taskName(i);
+    if (step.isSync() && block.group > 1 &&
+        groupArrivals[t.block] < block.group) {
+      os << " waits for the other blocks of its group (" <<
+          groupArrivals[t.block] << " of " << block.group << " arrived)";
+    } else if (step.kind == StepKind::Wait) {
+      for (int c : step.channels) {
+        const ChannelInfo &ch = model.channels[c];
+        if (ch.peer < 0) {
+          os << " waits on @" << ch.name << ", but no channel from rank "
+             << ch.dst << " to rank " << ch.src
+             << " of the same kind and id can signal it";
+          break;
+        }
+        int64_t landed = channels[ch.peer].landed.size();
+        if (landed > channels[c].waits)
+          continue;
+        os << " waits for signal #" << channels[c].waits + 1 << " on @"
+           << model.channels[ch.peer].name << " from rank " << ch.dst
+           << ", which has sent " << channels[ch.peer].signals;
+        break;
+      }
+    } else if (step.kind == StepKind::Flush) {
+      os << " waits for a flush";
+    } else {
+      llvm::SmallVector<std::pair<int64_t, int64_t>, 8> ranges;
+      sliceRanges(t, step, ranges);
+      for (size_t s = 0; s < step.srcs.size(); ++s) {
+        const ChunkRef &c = step.srcs[s];
+        auto [lo, hi] = ranges[step.dsts.size() + s];
+        if (model.buffers[c.buffer].packet &&
+            packetState(c.rank, c.buffer, lo, hi, currentFlag(t)) == 0) {
+          os << " waits for LL packets of " << describe(c.rank, c.buffer, lo, hi)
+             << " with flag " << currentFlag(t)
+             << " that no LL put has sent";
+          break;
+        }
+      }
+    }
+    if (++shown > 16) {
+      diag.attachNote() << "... and more blocked thread blocks";
+      break;
+    }
+    diag.attachNote(step.op->getLoc()) << what;
+  }
+  addContext(diag);
+}
+
+LogicalResult Machine::finish(llvm::StringRef ctx) {
+  for (auto [c, ch] : llvm::enumerate(model.channels)) {
+    ChannelState &cs = channels[c];
+    if (!cs.pending.empty() && ch.isPort()) {
+      auto diag = error(cs.pending.front().issue.op);
+      diag << "port put never made visible: the put on @" << ch.name
+           << " is followed by no signal, so its data may land after the "
+              "kernel ends";
+      addContext(diag);
+      return failure();
+    }
+    // Memory-channel stores are complete when the kernel ends.
+    commit(c, UINT64_MAX, Access());
+    int64_t waits = ch.peer >= 0 ? channels[ch.peer].waits : 0;
+    if (cs.signals != waits) {
+      auto diag = error(ch.op);
+      diag << "unbalanced semaphore: " << cs.signals << " signal(s) on @"
+           << ch.name << " but " << waits << " wait(s) on its other end";
+      if (ch.peer >= 0)
+        diag << " @" << model.channels[ch.peer].name;
+      diag << "; the next launch would see a stale count";
+      addContext(diag);
+      return failure();
+    }
+  }
+  return success();
+}

@@ -1,0 +1,31 @@
+//===- Schedule.h - Timed and adversarial schedule strategies -*- C++ -*-===//
+#ifndef MSCCLC_LIB_SIMULATOR_SCHEDULE_H
+#define MSCCLC_LIB_SIMULATOR_SCHEDULE_H
+
+#include "Machine.h"
+
+#include <memory>
+
+namespace mscclc {
+namespace sim {
+
+/// Schedule 0: a discrete-event run in cost-model time (always the action
+/// with the earliest ready time), LL puts in one piece. It gives the time
+/// estimate and the trace.
+std::unique_ptr<Strategy> makeTimedStrategy();
+
+/// A seeded adversarial interleaving. The seed picks one of several
+/// policies: uniform choice among enabled actions; lazy delivery (run
+/// tasks while any can run, so signals and packets land as late as
+/// possible and waits observe stale state); eager delivery; and random task
+/// priorities with a few random priority changes (PCT), which starves some
+/// blocks for long stretches.
+std::unique_ptr<Strategy> makeRandomStrategy(uint64_t seed);
+
+/// Mixes a base seed with the size and schedule indices.
+uint64_t mixSeed(uint64_t seed, uint64_t a, uint64_t b);
+
+} // namespace sim
+} // namespace mscclc
+
+#endif // MSCCLC_LIB_SIMULATOR_SCHEDULE_H

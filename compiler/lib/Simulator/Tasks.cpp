@@ -1,0 +1,419 @@
+//===- Tasks.cpp - Thread blocks stepped one operation at a time ---------===//
+//
+// A task is one thread block (one member of a thread-block group). Data
+// operations run on the task's slice of the data: the pipeline iteration's
+// slice of every chunk, then the member's 1/G share of the elements moved.
+// Barrier-like steps (barrier, signal, wait, flush) are group-wide: every
+// member arrives, then the first member performs the step for the group
+// and releases the others. Every barrier-like step joins the members'
+// clocks and advances each member's own entry.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Machine.h"
+
+#include "mlir/IR/Location.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mscclc::sim;
+
+static double perUs(double gbps) { return gbps * 1e3; }
+
+static void join(Clock &into, const Clock &other) {
+  for (size_t i = 0; i < into.size(); ++i)
+    into[i] = std::max(into[i], other[i]);
+}
+
+void Machine::normalize(Task &task) {
+  const std::vector<Step> &steps = model.blocks[task.block].steps;
+  while (true) {
+    if (task.pc >= steps.size()) {
+      task.done = true;
+      return;
+    }
+    const Step &step = steps[task.pc];
+    if (step.kind == StepKind::PipelineBegin) {
+      task.unitElems = std::max<int64_t>(1, step.unit / byteSize(type));
+      int64_t run = step.maxRunChunks * layout.chunkSize();
+      task.trip = std::max<int64_t>(
+          1, (run + task.unitElems - 1) / task.unitElems);
+      task.pipeBegin = task.pc;
+      task.iter = 0;
+      ++task.pc;
+      continue;
+    }
+    if (step.kind == StepKind::PipelineEnd) {
+      if (++task.iter < task.trip) {
+        task.pc = task.pipeBegin + 1;
+      } else {
+        task.pipeBegin = -1;
+        task.iter = 0;
+        ++task.pc;
+      }
+      continue;
+    }
+    return;
+  }
+}
+
+std::pair<int64_t, int64_t> Machine::operandRange(const Task &task,
+                                                  const ChunkRef &c) const {
+  const BufferInfo &info = model.buffers[c.buffer];
+  int64_t lo = layout.start(info, c.index);
+  int64_t hi = layout.start(info, c.index + c.count);
+  if (task.pipeBegin < 0)
+    return {lo, hi};
+  int64_t from = std::min(hi, lo + task.iter * task.unitElems);
+  return {from, std::min(hi, from + task.unitElems)};
+}
+
+int64_t Machine::sliceRanges(
+    const Task &task, const Step &step,
+    llvm::SmallVectorImpl<std::pair<int64_t, int64_t>> &out) const {
+  out.clear();
+  for (const auto *list :
+       std::initializer_list<const llvm::SmallVectorImpl<ChunkRef> *>{
+           &step.dsts, &step.srcs, &step.remotes})
+    for (const ChunkRef &c : *list)
+      out.push_back(operandRange(task, c));
+  if (step.store)
+    out.push_back(operandRange(task, *step.store));
+  int64_t n = INT64_MAX;
+  for (auto [lo, hi] : out)
+    n = std::min(n, hi - lo);
+  if (out.empty())
+    n = 0;
+  int64_t groupSize = model.blocks[task.block].group;
+  int64_t off = n * task.member / groupSize;
+  int64_t end = n * (task.member + 1) / groupSize;
+  for (auto &[lo, hi] : out) {
+    lo += off;
+    hi = lo + (end - off);
+  }
+  return end - off;
+}
+
+bool Machine::syncReady(int task, const Step &step) {
+  switch (step.kind) {
+  case StepKind::Wait:
+    for (int c : step.channels) {
+      int peer = model.channels[c].peer;
+      if (peer < 0 ||
+          static_cast<int64_t>(channels[peer].landed.size()) <=
+              channels[c].waits)
+        return false;
+    }
+    return true;
+  case StepKind::Flush:
+    for (int c : step.channels)
+      if (model.channels[c].isPort() && !channels[c].queue.empty())
+        return false;
+    return true;
+  default:
+    return true;
+  }
+}
+
+bool Machine::stepEnabled(int task, const Step &step) {
+  const Task &t = tasks[task];
+  llvm::SmallVector<std::pair<int64_t, int64_t>, 8> ranges;
+  if (sliceRanges(t, step, ranges) == 0)
+    return true;
+  size_t first = step.dsts.size();
+  for (size_t i = 0; i < step.srcs.size(); ++i) {
+    const ChunkRef &c = step.srcs[i];
+    if (!model.buffers[c.buffer].packet)
+      continue;
+    auto [lo, hi] = ranges[first + i];
+    if (packetState(c.rank, c.buffer, lo, hi, currentFlag(t)) == 0)
+      return false;
+  }
+  return true;
+}
+
+bool Machine::enabled(int task) {
+  Task &t = tasks[task];
+  if (t.done)
+    return false;
+  const BlockInfo &block = model.blocks[t.block];
+  const Step &step = block.steps[t.pc];
+  if (!step.isSync())
+    return stepEnabled(task, step);
+  if (block.group > 1) {
+    if (!t.arrived)
+      return true;
+    return t.member == 0 && groupArrivals[t.block] == block.group &&
+           syncReady(task, step);
+  }
+  return syncReady(task, step);
+}
+
+LogicalResult Machine::step(int task) {
+  Task &t = tasks[task];
+  const BlockInfo &block = model.blocks[t.block];
+  const Step &step = block.steps[t.pc];
+  if (step.isSync()) {
+    if (block.group > 1 && !t.arrived) {
+      t.arrived = true;
+      t.blockedSince = t.time;
+      ++groupArrivals[t.block];
+      return success();
+    }
+    return runSync(task, step);
+  }
+  if (failed(runData(task, step)))
+    return failure();
+  ++t.pc;
+  normalize(t);
+  return success();
+}
+
+LogicalResult Machine::runSync(int leader, const Step &step) {
+  const BlockInfo &block = model.blocks[tasks[leader].block];
+  int first = blockFirstTask[tasks[leader].block];
+  int count = block.group;
+  double start = 0;
+  Clock joined = tasks[first].clock;
+  for (int m = first; m < first + count; ++m) {
+    join(joined, tasks[m].clock);
+    start = std::max(start, tasks[m].time);
+  }
+  llvm::SmallVector<int, 2> flowIn, flowOut;
+  uint32_t inst = nextInst++;
+  if (step.kind == StepKind::Wait) {
+    for (int c : step.channels) {
+      const LandedSignal &sig =
+          channels[model.channels[c].peer].landed[channels[c].waits++];
+      join(joined, *sig.clock);
+      start = std::max(start, sig.time);
+      if (sig.flow >= 0)
+        flowIn.push_back(sig.flow);
+    }
+  } else if (step.kind == StepKind::Flush) {
+    for (int c : step.channels) {
+      channels[c].inflight.clear();
+      if (model.channels[c].isPort())
+        start = std::max(start, channels[c].dataReady);
+    }
+  }
+  for (int m = first; m < first + count; ++m) {
+    tasks[m].clock = joined;
+    ++tasks[m].clock[m];
+  }
+  if (step.kind == StepKind::Signal) {
+    Clock &clock = tasks[leader].clock;
+    for (int c : step.channels) {
+      const ChannelInfo &ch = model.channels[c];
+      ChannelState &cs = channels[c];
+      Access tag{leader, clock[leader], inst, false, step.op};
+      ++clock[leader];
+      double lat = !ch.isPort()      ? cost.signalLatency
+                   : ch.crossNode ? cost.netLatency
+                                  : cost.portLatency;
+      double ready = std::max(start, cs.dataReady) + lat;
+      if (ch.isPort())
+        cs.dataReady = ready;
+      int flow = tracing ? flowCount++ : -1;
+      if (flow >= 0)
+        flowOut.push_back(flow);
+      cs.queue.push_back({true, cs.nextSeq++, ready,
+                          std::make_shared<const Clock>(clock), tag, flow});
+      ++cs.signals;
+    }
+  }
+  double end = start + cost.opOverhead;
+  for (int m = first; m < first + count; ++m) {
+    Task &t = tasks[m];
+    if (tracing) {
+      double from = t.blockedSince >= 0 ? t.blockedSince : t.time;
+      TraceSlice &slice = addSlice(m, step, from, end, 0);
+      slice.flowIn = flowIn;
+      if (m == leader)
+        slice.flowOut = flowOut;
+    }
+    t.time = end;
+    t.blockedSince = -1;
+    t.arrived = false;
+    ++t.pc;
+    normalize(t);
+  }
+  groupArrivals[tasks[leader].block] = 0;
+  return success();
+}
+
+LogicalResult Machine::runData(int task, const Step &step) {
+  Task &t = tasks[task];
+  uint32_t inst = nextInst++;
+  llvm::SmallVector<std::pair<int64_t, int64_t>, 8> ranges;
+  int64_t n = sliceRanges(t, step, ranges);
+  double bytes = static_cast<double>(n) * byteSize(type);
+  double start = t.time;
+  // Spinning on LL packets ends when the last one arrived.
+  for (size_t i = 0; i < step.srcs.size(); ++i) {
+    const ChunkRef &c = step.srcs[i];
+    if (model.buffers[c.buffer].packet) {
+      auto [lo, hi] = ranges[step.dsts.size() + i];
+      packetState(c.rank, c.buffer, lo, hi, currentFlag(t), &start);
+    }
+  }
+  double duration = cost.opOverhead;
+  auto local = [&](double factor) {
+    return cost.localLatency +
+           factor * bytes /
+               perUs(std::min(cost.blockBandwidth, cost.localBandwidth));
+  };
+  size_t srcBase = step.dsts.size();
+  size_t remBase = srcBase + step.srcs.size();
+  Operation *op = step.op;
+  auto loadSrc = [&](size_t i, std::vector<Word> &out) {
+    const ChunkRef &c = step.srcs[i];
+    auto [lo, hi] = ranges[srcBase + i];
+    return load(task, op, inst, c.rank, c.buffer, lo, hi, out);
+  };
+  // Reduces every local source (then `extra`) into scratchA.
+  auto reduceSources = [&]() -> LogicalResult {
+    if (failed(loadSrc(0, scratchA)))
+      return failure();
+    for (size_t i = 1; i < step.srcs.size(); ++i) {
+      if (failed(loadSrc(i, scratchB)))
+        return failure();
+      reduceInto(type, reduce, scratchA.data(), scratchB.data(), n);
+    }
+    return success();
+  };
+  auto storeDst = [&](const ChunkRef &c, std::pair<int64_t, int64_t> range,
+                      WriteKind kind) {
+    return store(task, op, inst, c.rank, c.buffer, range.first,
+                 range.second, scratchA.data(), kind);
+  };
+
+  if (n > 0) {
+    switch (step.kind) {
+    case StepKind::Copy:
+      if (failed(loadSrc(0, scratchA)) ||
+          failed(storeDst(step.dsts[0], ranges[0], WriteKind::Local)))
+        return failure();
+      duration += local(2);
+      break;
+    case StepKind::Reduce:
+      if (failed(reduceSources()) ||
+          failed(storeDst(step.dsts[0], ranges[0], WriteKind::Local)))
+        return failure();
+      duration += local(step.srcs.size() + 1);
+      break;
+    case StepKind::Put:
+      if (failed(loadSrc(0, scratchA)) ||
+          failed(issuePut(task, step, inst, step.channels[0], step.dsts[0],
+                          ranges[0].first, ranges[0].second, scratchA,
+                          step.srcs[0].buffer, ranges[srcBase].first,
+                          duration)))
+        return failure();
+      break;
+    case StepKind::Get:
+    case StepKind::ReadReduce: {
+      if (step.kind == StepKind::ReadReduce && !step.srcs.empty()) {
+        if (failed(reduceSources()))
+          return failure();
+      } else {
+        scratchA.clear();
+      }
+      for (size_t i = 0; i < step.remotes.size(); ++i) {
+        const ChunkRef &c = step.remotes[i];
+        auto [lo, hi] = ranges[remBase + i];
+        std::vector<Word> &into = scratchA.empty() ? scratchA : scratchB;
+        if (failed(load(task, op, inst, c.rank, c.buffer, lo, hi, into)))
+          return failure();
+        if (&into == &scratchB)
+          reduceInto(type, reduce, scratchA.data(), scratchB.data(), n);
+      }
+      if (failed(storeDst(step.dsts[0], ranges[0], WriteKind::Local)))
+        return failure();
+      duration += cost.memHBLatency +
+                  bytes * step.remotes.size() /
+                      perUs(std::min(cost.blockBandwidth,
+                                     cost.memHBBandwidth)) +
+                  local(step.srcs.size());
+      break;
+    }
+    case StepKind::ReducePut: {
+      if (failed(reduceSources()))
+        return failure();
+      duration += local(step.srcs.size());
+      for (size_t i = 0; i < step.channels.size(); ++i) {
+        const ChunkRef &c = step.srcs[0];
+        if (failed(issuePut(task, step, inst, step.channels[i], step.dsts[i],
+                            ranges[i].first, ranges[i].second, scratchA,
+                            c.buffer, ranges[srcBase].first, duration)))
+          return failure();
+      }
+      if (step.store &&
+          failed(storeDst(*step.store, ranges.back(), WriteKind::Local)))
+        return failure();
+      break;
+    }
+    case StepKind::SwitchReduce: {
+      const SwitchInfo &sw = model.switches[step.switchId];
+      const ChunkRef &src = step.srcs[0];
+      auto [lo, hi] = ranges[srcBase];
+      for (auto [i, r] : llvm::enumerate(sw.ranks)) {
+        std::vector<Word> &into = i == 0 ? scratchA : scratchB;
+        if (failed(load(task, op, inst, r, src.buffer, lo, hi, into)))
+          return failure();
+        if (i > 0)
+          reduceInto(type, reduce, scratchA.data(), scratchB.data(), n);
+      }
+      if (failed(storeDst(step.dsts[0], ranges[0], WriteKind::Local)))
+        return failure();
+      duration += cost.switchLatency +
+                  bytes / perUs(std::min(cost.blockBandwidth,
+                                         cost.switchBandwidth));
+      break;
+    }
+    case StepKind::SwitchBroadcast: {
+      if (failed(loadSrc(0, scratchA)))
+        return failure();
+      const SwitchInfo &sw = model.switches[step.switchId];
+      for (int r : sw.ranks) {
+        if (failed(store(task, op, inst, r, step.dsts[0].buffer,
+                         ranges[0].first, ranges[0].second, scratchA.data(),
+                         r == t.rank ? WriteKind::Local : WriteKind::Remote)))
+          return failure();
+      }
+      duration += cost.switchLatency +
+                  bytes / perUs(std::min(cost.blockBandwidth,
+                                         cost.switchBandwidth));
+      break;
+    }
+    default:
+      break;
+    }
+  }
+  t.time = start + duration;
+  if (tracing)
+    addSlice(task, step, start, t.time, n);
+  return success();
+}
+
+TraceSlice &Machine::addSlice(int task, const Step &step, double start,
+                              double end, int64_t elements) {
+  const Task &t = tasks[task];
+  const BlockInfo &block = model.blocks[t.block];
+  TraceSlice slice;
+  slice.rank = block.rank;
+  slice.tb = block.id;
+  slice.member = t.member;
+  slice.name = step.op->getName().getStringRef().drop_front(5).str();
+  slice.start = start;
+  slice.end = end;
+  slice.bytes = elements * byteSize(type);
+  if (auto loc = dyn_cast<FileLineColLoc>(step.op->getLoc())) {
+    llvm::raw_string_ostream os(slice.loc);
+    os << loc.getFilename().getValue() << ":" << loc.getLine() << ":"
+       << loc.getColumn();
+  }
+  if (t.pipeBegin >= 0)
+    slice.iteration = t.iter;
+  trace.push_back(std::move(slice));
+  return trace.back();
+}
