@@ -11,6 +11,7 @@
 #include "mscclc/Backend/Backend.h"
 #include "mscclc/Frontend/Frontend.h"
 #include "mscclc/MLIRGen/MLIRGen.h"
+#include "mscclc/Simulator/Simulator.h"
 
 #include "mscl/IR/MsclDialect.h"
 
@@ -32,7 +33,7 @@ namespace cl = llvm::cl;
 
 namespace {
 
-enum class EmitKind { AST, MLIR, CUDA, Plan, PTX, CUBIN };
+enum class EmitKind { AST, MLIR, CUDA, Plan, PTX, CUBIN, Dot };
 
 cl::OptionCategory mscclcCategory("mscclc options");
 
@@ -60,7 +61,9 @@ cl::opt<EmitKind> emitKind(
                clEnumValN(EmitKind::CUDA, "cuda", "CUDA C++, a kernel per rank"),
                clEnumValN(EmitKind::Plan, "plan", "the runtime's JSON plan"),
                clEnumValN(EmitKind::PTX, "ptx", "PTX through NVRTC (--arch)"),
-               clEnumValN(EmitKind::CUBIN, "cubin", "a CUBIN through NVRTC")),
+               clEnumValN(EmitKind::CUBIN, "cubin", "a CUBIN through NVRTC"),
+               clEnumValN(EmitKind::Dot, "dot",
+                          "the data flow as a Graphviz graph")),
     cl::cat(mscclcCategory));
 cl::opt<std::string> arch("arch", cl::desc("GPU for --emit=ptx|cubin"),
                           cl::value_desc("sm_XX"), cl::init("sm_90"),
@@ -85,6 +88,34 @@ cl::opt<bool> verifyDiagnostics(
     cl::desc("Check diagnostics against expected-* comments in the input"),
     cl::init(false), cl::cat(mscclcCategory));
 
+// Simulator (docs/simulator.md); --dtype and --redop (alias --op) apply too.
+cl::opt<bool> simulateFlag(
+    "simulate",
+    cl::desc("Run the compiled program on the CPU simulator and check it"),
+    cl::init(false), cl::cat(mscclcCategory));
+cl::alias opAlias("op", cl::desc("Alias for --redop"), cl::aliasopt(redop),
+                  cl::cat(mscclcCategory));
+cl::opt<uint64_t> simSeed("seed", cl::desc("--simulate: base random seed"),
+                          cl::init(1), cl::cat(mscclcCategory));
+cl::opt<int64_t> simSchedules(
+    "schedules",
+    cl::desc("--simulate: schedules per size (the first is the timed one)"),
+    cl::init(50), cl::cat(mscclcCategory));
+cl::list<std::string> simBytes(
+    "bytes", cl::CommaSeparated,
+    cl::desc("--simulate: message sizes (e.g. 4K,1M; default: a set)"),
+    cl::value_desc("size"), cl::cat(mscclcCategory));
+cl::opt<std::string> simTrace(
+    "trace", cl::desc("--simulate: write a Chrome/Perfetto trace"),
+    cl::value_desc("out.json"), cl::cat(mscclcCategory));
+cl::opt<std::string> simCostModel(
+    "cost-model", cl::desc("--simulate: cost model as a JSON object"),
+    cl::value_desc("file.json"), cl::cat(mscclcCategory));
+cl::list<std::string> simCost("cost",
+                              cl::desc("--simulate: set a cost-model value"),
+                              cl::value_desc("key=value"),
+                              cl::cat(mscclcCategory));
+
 void printVersion(llvm::raw_ostream &os) {
   os << "mscclc " << MSCCLC_VERSION << " (MLIR " << MSCCLC_MLIR_VERSION << ")\n";
 }
@@ -106,9 +137,66 @@ std::optional<std::vector<std::pair<std::string, int64_t>>> parseDefines() {
   return result;
 }
 
+/// Runs the simulator on `program` with the command-line settings.
+LogicalResult runSimulation(mscl::ProgramOp program, llvm::raw_ostream &os) {
+  auto fail = [&](const llvm::Twine &message) {
+    emitError(program.getLoc()) << message;
+    return failure();
+  };
+  if (ranks.getNumOccurrences() && ranks != int64_t(program.getRanks()))
+    return fail("--ranks " + llvm::Twine(ranks.getValue()) +
+                " does not match the program's " +
+                llvm::Twine(int64_t(program.getRanks())) + " ranks");
+  if (gpusPerNode.getNumOccurrences() &&
+      gpusPerNode != int64_t(program.getGpusPerNode()))
+    return fail("--gpus-per-node does not match the program's " +
+                llvm::Twine(int64_t(program.getGpusPerNode())));
+  mscclc::sim::SimulationOptions options;
+  options.seed = simSeed;
+  options.schedules = simSchedules;
+  if (simSchedules < 1)
+    return fail("--schedules must be positive");
+  auto type = mscclc::sim::parseDataType(dtype);
+  if (!type)
+    return fail("unknown --dtype '" + dtype + "'");
+  options.dataType = *type;
+  auto op = mscclc::sim::parseReduceKind(redop);
+  if (!op)
+    return fail("unknown --op '" + redop + "' (sum, prod, min, max, avg)");
+  options.reduceKind = *op;
+  for (const std::string &text : simBytes) {
+    auto bytes = mscclc::sim::parseByteSize(text);
+    if (!bytes)
+      return fail("--bytes expects sizes such as 4096, 64K or 1M, got '" +
+                  text + "'");
+    options.sizes.push_back(*bytes);
+  }
+  options.tracePath = simTrace;
+  if (!simCostModel.empty()) {
+    std::string error = mscclc::sim::loadCostModel(simCostModel, options.cost);
+    if (!error.empty())
+      return fail(error);
+  }
+  for (const std::string &keyValue : simCost) {
+    std::string error = mscclc::sim::applyCostOverride(keyValue, options.cost);
+    if (!error.empty())
+      return fail(error);
+  }
+  return mscclc::sim::simulate(program, options, os);
+}
+
 /// Prints the requested stage of a verified module: the dialect, or one of
 /// the backend outputs (CUDA, plan, PTX/CUBIN through NVRTC).
 LogicalResult emitModule(ModuleOp module, llvm::raw_ostream &os) {
+  if (simulateFlag || emitKind == EmitKind::Dot) {
+    mscl::ProgramOp program = mscclc::getSingleProgram(module);
+    if (!program)
+      return failure();
+    if (simulateFlag)
+      return runSimulation(program, os);
+    mscclc::sim::emitDot(program, os);
+    return success();
+  }
   if (emitKind == EmitKind::MLIR || emitKind == EmitKind::AST) {
     module.print(os);
     os << "\n";
