@@ -18,7 +18,7 @@
 // CHECK-NEXT: {in + r.begin},
 // CHECK-NEXT: {},
 // CHECK-NEXT: {},
-// CHECK-NEXT: {packetsAt(args.memoryChannels[0].peerScratch, off_recv) + par * 2 * ppc + 0 * ppc + r.begin * sizeof(T) / 8}};
+// CHECK-NEXT: {packetsAt(args.memoryChannels[0].peerScratch, off_recv) + par * 2 * ppc + r.begin * sizeof(T) / 8}};
 // CHECK: mscl.reduce to <rank 0, output[0]>
 // CHECK: const Operands<1, 1, 1, 0> o = {
 // CHECK-NEXT: {in + r.begin},

@@ -863,7 +863,7 @@ bool KernelEmitter::emit(llvm::raw_ostream &os) {
   os << bodyText;
   os << "  default:\n    break;\n  }\n";
   os << "  endBlock(ctx, args);\n";
-  os << "}\n\n";
+  os << "}\n";
   return true;
 }
 
@@ -911,9 +911,12 @@ mscl::ProgramOp getSingleProgram(ModuleOp module) {
   return found;
 }
 
-LogicalResult emitCuda(mscl::ProgramOp program, llvm::raw_ostream &os,
+LogicalResult emitCuda(mscl::ProgramOp program, llvm::raw_ostream &out,
                        const CudaOptions &options) {
   using namespace backend;
+  // Nothing is written unless every kernel compiled.
+  std::string buffer;
+  llvm::raw_string_ostream os(buffer);
   std::optional<ProgramInfo> info = ProgramInfo::build(program);
   if (!info)
     return failure();
@@ -945,10 +948,13 @@ LogicalResult emitCuda(mscl::ProgramOp program, llvm::raw_ostream &os,
   for (int64_t r = 0; r < info->ranks; ++r) {
     std::string text;
     llvm::raw_string_ostream kernel(text);
-    if (!KernelEmitter(*info, options, r).emit(kernel))
+    if (!KernelEmitter(*info, options, r).emit(kernel)) {
       ok = false;
-    else
-      os << text;
+      continue;
+    }
+    // -DMSCCLC_RANK=r compiles only rank r's kernel (faster JIT).
+    os << "#if !defined(MSCCLC_RANK) || MSCCLC_RANK == " << r << "\n"
+       << text << "#endif // rank " << r << "\n\n";
   }
   if (!ok)
     return failure();
@@ -956,6 +962,7 @@ LogicalResult emitCuda(mscl::ProgramOp program, llvm::raw_ostream &os,
      << "extern \"C\" __global__ void " << scaleKernelName(*info)
      << "(void *buf, unsigned long long n, double factor) {\n"
      << "  scaleBuffer(buf, n, factor);\n}\n";
+  out << buffer;
   return success();
 }
 
