@@ -119,3 +119,30 @@ mscl.program @once attributes {collective = #mscl.collective<allreduce>,
   }
 }
 
+
+// -----
+
+// A put_with_signal of a user range splits into puts and one
+// put_with_signal on the last chunk: the peer still gets one signal.
+// CHECK-LABEL: mscl.program @signal
+// CHECK: mscl.threadblock 0 {
+// CHECK-NEXT: mscl.put @hb01 to <rank 1, s[0]> from <rank 0, input[0]>
+// CHECK-NEXT: mscl.put_with_signal_and_flush @hb01 to <rank 1, s[1]> from <rank 0, input[2]>
+// CHECK-NEXT: }
+// CHECK-NEXT: mscl.threadblock 1 {
+// CHECK-NEXT: mscl.put @hb01_i1 to <rank 1, s[2]> from <rank 0, input[1]>
+// CHECK-NEXT: mscl.put_with_signal_and_flush @hb01_i1 to <rank 1, s[3]> from <rank 0, input[3]>
+// CHECK-NEXT: }
+mscl.program @signal attributes {collective = #mscl.collective<allreduce>,
+    ranks = 2 : i64, gpus_per_node = 2 : i64, instances = 2 : i64,
+    chunks = 2 : i64, input_chunks = 2 : i64, output_chunks = 2 : i64} {
+  mscl.buffer @input input[2]
+  mscl.buffer @output output[2]
+  mscl.buffer @s scratch[2]
+  mscl.channel @hb01 memory HB 0 -> 1
+  mscl.rank 0 {
+    mscl.threadblock 0 {
+      mscl.put_with_signal_and_flush @hb01 to <rank 1, s[0:2]> from <rank 0, input[0:2]>
+    }
+  }
+}

@@ -1,8 +1,9 @@
 //===- Fuse.cpp - Every fusion of mscl, in a good order ------------------===//
 //
 // Merging reductions first gives reduce_put fusion whole reductions;
-// put + signal fusion needs the single-channel signals that merge-sync
-// would otherwise combine, so it runs before it.
+// batching signals first gives it plain puts; put + signal fusion needs the
+// single-channel signals that merge-sync would otherwise combine, so it
+// runs before it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +23,7 @@ struct FusePass final : mscl::impl::MsclFuseBase<FusePass> {
   void runOnOperation() override {
     OpPassManager pm(ProgramOp::getOperationName());
     pm.addPass(createMsclMergeReduce());
+    pm.addPass(createMsclBatchSignals());
     pm.addPass(createMsclFuseReducePut());
     pm.addPass(createMsclFusePutSignal());
     pm.addPass(createMsclMergeSync());

@@ -6,7 +6,7 @@
 // the earlier puts move down to the last put, so every op between them
 // must let them pass (FusionUtils.h) and not touch their chunks. `store D`
 // stays unless D is a scratch chunk that no other operation of the program
-// reads. A reduce_put with a store takes later puts of its stored chunk the
+// reads (the reduce itself may: `reduce to D from [D, X]`). A reduce_put with a store takes later puts of its stored chunk the
 // same way. Port channels are left alone: their proxy copies from memory.
 //
 //===----------------------------------------------------------------------===//
@@ -18,7 +18,6 @@
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringSet.h"
 
-#include <map>
 
 namespace mscl {
 #define GEN_PASS_DEF_MSCLFUSEREDUCEPUT
@@ -30,7 +29,7 @@ using namespace mscl;
 
 namespace {
 
-using ChunkKey = std::tuple<std::string, int64_t, int64_t>;
+using ChunkKey = std::tuple<unsigned, int64_t, int64_t>;
 
 struct FuseReducePutPass final
     : mscl::impl::MsclFuseReducePutBase<FuseReducePutPass> {
@@ -41,15 +40,23 @@ private:
   bool isFusablePut(PutOp put, ChunkAttr value, ArrayRef<Attribute> channels,
                     ArrayRef<Attribute> dsts) const;
   bool needsStore(ChunkAttr value,
-                  const llvm::SmallPtrSetImpl<Operation *> &puts) const;
+                  const llvm::SmallPtrSetImpl<Operation *> &puts);
   void indexReaders();
 
   std::optional<ChannelTable> channelTable;
   SwitchGroups groups;
   llvm::StringSet<> scratchBuffers;
+  /// How many puts of the current block send each chunk.
+  DenseMap<Attribute, int64_t> putSources;
   /// Every op that reads each chunk (buffer, rank, index), program-wide.
   /// Only compared by identity; filled before the first rewrite that asks.
-  std::map<ChunkKey, SmallVector<Operation *, 2>> readers;
+  DenseMap<ChunkKey, SmallVector<Operation *, 2>> readers;
+  llvm::StringMap<unsigned> bufferIds;
+  ChunkKey key(ChunkAttr chunk, int64_t index) {
+    unsigned id =
+        bufferIds.try_emplace(chunk.getBuffer(), bufferIds.size()).first->second;
+    return {id, chunk.getRank(), index};
+  }
   bool indexed = false;
 };
 
@@ -57,8 +64,7 @@ void FuseReducePutPass::indexReaders() {
   getOperation().walk([&](Operation *op) {
     for (const ChunkAccess &read : getAccesses(op, &groups).reads)
       for (int64_t i = read.chunk.getIndex(); i < read.chunk.getEnd(); ++i)
-        readers[{read.chunk.getBuffer().str(), read.chunk.getRank(), i}]
-            .push_back(op);
+        readers[key(read.chunk, i)].push_back(op);
   });
 }
 
@@ -77,12 +83,12 @@ bool FuseReducePutPass::isFusablePut(PutOp put, ChunkAttr value,
 }
 
 bool FuseReducePutPass::needsStore(
-    ChunkAttr value, const llvm::SmallPtrSetImpl<Operation *> &puts) const {
+    ChunkAttr value, const llvm::SmallPtrSetImpl<Operation *> &puts) {
   if (!scratchBuffers.contains(value.getBuffer()))
     return true;
   assert(indexed && "readers are indexed before any rewrite");
   for (int64_t i = value.getIndex(); i < value.getEnd(); ++i) {
-    auto it = readers.find({value.getBuffer().str(), value.getRank(), i});
+    auto it = readers.find(key(value, i));
     if (it == readers.end())
       continue;
     for (Operation *reader : it->second)
@@ -112,6 +118,9 @@ Operation *FuseReducePutPass::tryFuse(Operation *op, OpBuilder &builder) {
     return nullptr;
   }
 
+  // Only scan when a put of the value can follow.
+  if (!putSources.lookup(value))
+    return nullptr;
   OpAccesses moving = getAccesses(op, &groups);
   SmallVector<Operation *> puts;
   llvm::SmallPtrSet<Operation *, 8> putSet;
@@ -134,6 +143,8 @@ Operation *FuseReducePutPass::tryFuse(Operation *op, OpBuilder &builder) {
   if (puts.empty())
     return nullptr;
 
+  // The reduce reading its own destination is no later reader.
+  putSet.insert(op);
   bool store = keepStore || needsStore(value, putSet);
   SmallVector<Location> locs{op->getLoc()};
   for (Operation *put : puts)
@@ -142,6 +153,7 @@ Operation *FuseReducePutPass::tryFuse(Operation *op, OpBuilder &builder) {
   auto fused = ReducePutOp::create(
       builder, builder.getFusedLoc(locs), builder.getArrayAttr(channels),
       builder.getArrayAttr(dsts), srcs, store ? value : ChunkAttr());
+  putSources[value] -= puts.size();
   for (Operation *put : puts)
     put->erase();
   op->erase();
@@ -166,6 +178,9 @@ void FuseReducePutPass::runOnOperation() {
   bool changed = false;
   OpBuilder builder(&getContext());
   forEachOpList(program, [&](Block &block) {
+    putSources.clear();
+    for (auto put : block.getOps<PutOp>())
+      ++putSources[put.getSrc()];
     Operation *op = block.empty() ? nullptr : &block.front();
     while (op) {
       // Resume right after the fused producer: ops it moved past may fuse

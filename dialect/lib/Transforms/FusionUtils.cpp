@@ -19,9 +19,9 @@ bool mscl::accessesConflict(const OpAccesses &a, const OpAccesses &b) {
 }
 
 bool mscl::canSinkPast(Operation *op) {
-  return isDataOp(op) && !isa<PutWithSignalOp, PutWithSignalAndFlushOp>(op)
-             ? true
-             : isa<BarrierOp, WaitOp>(op);
+  if (isa<PutWithSignalOp, PutWithSignalAndFlushOp>(op))
+    return false;
+  return isDataOp(op) || isa<BarrierOp>(op);
 }
 
 void mscl::forEachOpList(ProgramOp program, function_ref<void(Block &)> fn) {

@@ -16,10 +16,11 @@ constexpr unsigned kFusionWindow = 512;
 bool accessesConflict(const OpAccesses &a, const OpAccesses &b);
 
 /// Whether an operation may move to a later place past `op`, provided their
-/// accesses do not conflict. Barriers and waits only ever hold back what
-/// follows them, so moving an operation later across them is safe; a signal
-/// or flush makes earlier data visible or reusable and a pipeline repeats,
-/// so nothing moves across those.
+/// accesses do not conflict. Only data operations and barriers let others
+/// pass: a signal publishes earlier data, a flush frees earlier sources, a
+/// pipeline repeats, and an operation the program placed before a wait
+/// overlaps with the wait on purpose (moving it after the wait would be
+/// correct but would serialise it).
 bool canSinkPast(mlir::Operation *op);
 
 /// Calls `fn` on every block that holds thread-block operations: each

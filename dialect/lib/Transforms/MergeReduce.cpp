@@ -70,6 +70,10 @@ struct MergeReducePass final : mscl::impl::MsclMergeReduceBase<MergeReducePass> 
     std::optional<Reduction> first = getReduction(op);
     if (!first)
       return nullptr;
+    // Only scan when a later reduction into the same chunk can exist.
+    bool counted = !isa<CopyOp>(op);
+    if (destinations.lookup(first->dst) <= (counted ? 1 : 0))
+      return nullptr;
     OpAccesses moving = getAccesses(op, &groups);
     unsigned scanned = 0;
     for (Operation *next = op->getNextNode(); next && scanned < kFusionWindow;
@@ -102,6 +106,8 @@ struct MergeReducePass final : mscl::impl::MsclMergeReduceBase<MergeReducePass> 
                                         builder.getArrayAttr(merged.remotes));
         next->erase();
         op->erase();
+        if (counted)
+          --destinations[first->dst];
         return result;
       }
       if (!canSinkPast(next) ||
@@ -116,6 +122,10 @@ struct MergeReducePass final : mscl::impl::MsclMergeReduceBase<MergeReducePass> 
     bool changed = false;
     OpBuilder builder(&getContext());
     forEachOpList(getOperation(), [&](Block &block) {
+      destinations.clear();
+      for (Operation &op : block)
+        if (isa<ReduceOp, ReadReduceOp>(op))
+          ++destinations[getReduction(&op)->dst];
       Operation *op = block.empty() ? nullptr : &block.front();
       while (op) {
         // After a merge, resume right after the erased op: ops between it
@@ -134,6 +144,8 @@ struct MergeReducePass final : mscl::impl::MsclMergeReduceBase<MergeReducePass> 
   }
 
   SwitchGroups groups;
+  /// How many reduce/read_reduce ops of the current block write each chunk.
+  DenseMap<Attribute, int64_t> destinations;
 };
 
 } // namespace

@@ -6,7 +6,8 @@
 // boundaries of the layout agree), so the user-visible layout is unchanged.
 // A user-buffer range of several chunks is no longer contiguous per
 // instance and is split into one op per chunk first (every data op is
-// element-wise). Scratch buffers have no user layout: instance i takes the
+// element-wise; a put_with_signal becomes puts and one put_with_signal on
+// the last chunk, so the peer still sees one signal). Scratch buffers have no user layout: instance i takes the
 // contiguous copy i*M .. i*M+M-1 of an M-chunk buffer, so scratch ranges
 // stay whole. Channels get one copy per instance (ids id*K + i, both ends
 // alike, so the pairing of ends is kept) because a channel belongs to one
@@ -110,6 +111,15 @@ void ReplicatePass::splitUserRanges(Block &block) {
       });
       narrow.replaceElementsIn(piece, /*replaceAttrs=*/true,
                                /*replaceLocs=*/false, /*replaceTypes=*/false);
+      // One signal (and flush) still covers all the pieces: only the last
+      // piece keeps it, the others are plain puts before it.
+      if (m + 1 < count && isa<PutWithSignalOp, PutWithSignalAndFlushOp>(piece)) {
+        PutOp::create(builder, piece->getLoc(),
+                      piece->getAttrOfType<FlatSymbolRefAttr>("channel"),
+                      piece->getAttrOfType<ChunkAttr>("dst"),
+                      piece->getAttrOfType<ChunkAttr>("src"));
+        piece->erase();
+      }
     }
     op.erase();
   }

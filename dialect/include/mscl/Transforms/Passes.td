@@ -67,6 +67,19 @@ def MsclFusePutSignal : Pass<"mscl-fuse-put-signal", "mscl::ProgramOp"> {
   }];
 }
 
+def MsclBatchSignals : Pass<"mscl-batch-signals", "mscl::ProgramOp"> {
+  let summary = "Splits runs of put_with_signal on HB memory channels";
+  let description = [{
+    Consecutive `mscl.put_with_signal` ops (or puts each directly followed
+    by a signal on exactly its channel) on different HB memory channels
+    become the puts followed by one `mscl.signal` on all their channels:
+    one implied barrier and one system fence for the whole run instead of
+    one per put. A put only moves ahead of signals on other channels, which
+    no peer can observe. Port channels keep put_with_signal (one FIFO entry
+    per put).
+  }];
+}
+
 def MsclMergeSync : Pass<"mscl-merge-sync", "mscl::ProgramOp"> {
   let summary = "Merges adjacent signals, waits or flushes into one op";
   let description = [{
@@ -86,8 +99,8 @@ def MsclMergeReduce : Pass<"mscl-merge-reduce", "mscl::ProgramOp"> {
 }
 
 def MsclFuse : Pass<"mscl-fuse", "mscl::ProgramOp"> {
-  let summary = "All fusions: merge-reduce, fuse-reduce-put, "
-                "fuse-put-signal, merge-sync";
+  let summary = "All fusions: merge-reduce, batch-signals, "
+                "fuse-reduce-put, fuse-put-signal, merge-sync";
 }
 
 def MsclReplicate : Pass<"mscl-replicate", "mscl::ProgramOp"> {
