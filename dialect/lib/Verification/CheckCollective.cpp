@@ -229,10 +229,13 @@ bool CollectiveChecker::checkChunk(int64_t r, int64_t j) {
   size_t a = 0, w = 0;
   while (a < have.size() || w < want.size()) {
     if (a < have.size() && have[a].first == Contributions::kUninitialised) {
-      problems.push_back(lastWriter[slot] ? "holds uninitialised data (a "
-                                            "chunk read before anything "
-                                            "wrote it)"
-                                          : "is never written");
+      if (!lastWriter[slot]) {
+        // Everything else follows from that; say only this.
+        problems.assign(1, "is never written");
+        break;
+      }
+      problems.push_back(
+          "holds uninitialised data (a chunk read before anything wrote it)");
       ++a;
       continue;
     }

@@ -92,8 +92,9 @@ void mscl::verify::reportDeadlock(const ProgramModel &model,
     else
       diag << "; " << cycle.size() << " thread blocks wait for each other";
     if (c == 0 && inCycles < blocked.size())
-      diag << " (" << blocked.size() - inCycles
-           << " more thread blocks are blocked behind them)";
+      diag << " (" << blocked.size() - inCycles << " more thread block"
+           << (blocked.size() - inCycles == 1 ? " is" : "s are")
+           << " blocked behind them)";
     for (size_t i = 1; i < cycle.size(); ++i) {
       const Blocker &b = blocked[cycle[i]];
       diag.attachNote(model.step({b.block, b.step}).op->getLoc())
