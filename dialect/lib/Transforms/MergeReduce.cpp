@@ -65,7 +65,9 @@ bool accumulates(const Reduction &first, const Reduction &second) {
 }
 
 struct MergeReducePass final : mscl::impl::MsclMergeReduceBase<MergeReducePass> {
-  /// Merges `op` into a later reduction if it can; returns the merged op.
+  /// Merges `op` and every later reduction accumulating into its
+  /// destination (a chain, in one rewrite) into one op at the last of them.
+  /// Returns the merged op, or null.
   Operation *tryMerge(Operation *op, OpBuilder &builder) {
     std::optional<Reduction> first = getReduction(op);
     if (!first)
@@ -74,6 +76,8 @@ struct MergeReducePass final : mscl::impl::MsclMergeReduceBase<MergeReducePass> 
     bool counted = !isa<CopyOp>(op);
     if (destinations.lookup(first->dst) <= (counted ? 1 : 0))
       return nullptr;
+    Reduction merged = *first;
+    SmallVector<Operation *> chain{op};
     OpAccesses moving = getAccesses(op, &groups);
     unsigned scanned = 0;
     for (Operation *next = op->getNextNode(); next && scanned < kFusionWindow;
@@ -81,11 +85,10 @@ struct MergeReducePass final : mscl::impl::MsclMergeReduceBase<MergeReducePass> 
       // A copy never accumulates: it may not read its own destination.
       std::optional<Reduction> second =
           isa<CopyOp>(next) ? std::nullopt : getReduction(next);
-      if (second && accumulates(*first, *second)) {
-        Reduction merged = *first;
+      if (second && accumulates(merged, *second)) {
         bool skipped = false;
         for (Attribute src : second->srcs) {
-          if (!skipped && src == first->dst) {
+          if (!skipped && src == merged.dst) {
             skipped = true;
             continue;
           }
@@ -93,28 +96,38 @@ struct MergeReducePass final : mscl::impl::MsclMergeReduceBase<MergeReducePass> 
         }
         llvm::append_range(merged.channels, second->channels);
         llvm::append_range(merged.remotes, second->remotes);
-        builder.setInsertionPoint(next);
-        Location loc = builder.getFusedLoc({op->getLoc(), next->getLoc()});
-        Operation *result;
-        if (merged.channels.empty())
-          result = ReduceOp::create(builder, loc, merged.dst,
-                                    builder.getArrayAttr(merged.srcs));
-        else
-          result = ReadReduceOp::create(builder, loc, merged.dst,
-                                        builder.getArrayAttr(merged.srcs),
-                                        builder.getArrayAttr(merged.channels),
-                                        builder.getArrayAttr(merged.remotes));
-        next->erase();
-        op->erase();
-        if (counted)
-          --destinations[first->dst];
-        return result;
+        OpAccesses acc = getAccesses(next, &groups);
+        llvm::append_range(moving.reads, acc.reads);
+        chain.push_back(next);
+        continue;
       }
       if (!canSinkPast(next) ||
           accessesConflict(moving, getAccesses(next, &groups)))
-        return nullptr;
+        break;
     }
-    return nullptr;
+    if (chain.size() < 2)
+      return nullptr;
+
+    SmallVector<Location> locs;
+    for (Operation *member : chain)
+      locs.push_back(member->getLoc());
+    builder.setInsertionPoint(chain.back());
+    Location loc = builder.getFusedLoc(locs);
+    Operation *result;
+    if (merged.channels.empty())
+      result = ReduceOp::create(builder, loc, merged.dst,
+                                builder.getArrayAttr(merged.srcs));
+    else
+      result = ReadReduceOp::create(builder, loc, merged.dst,
+                                    builder.getArrayAttr(merged.srcs),
+                                    builder.getArrayAttr(merged.channels),
+                                    builder.getArrayAttr(merged.remotes));
+    // Every member but the first counted as a destination, as does the
+    // merged op replacing them.
+    destinations[merged.dst] -= chain.size() - (counted ? 1 : 2);
+    for (Operation *member : chain)
+      member->erase();
+    return result;
   }
 
   void runOnOperation() override {

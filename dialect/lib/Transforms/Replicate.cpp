@@ -47,10 +47,52 @@ private:
   llvm::StringMap<SmallVector<FlatSymbolRefAttr>> channelCopies;
 };
 
+/// The inherent attributes of thread-block ops that hold chunks or
+/// channels. Reading them by name avoids building attribute dictionaries.
+constexpr llvm::StringLiteral kOperandAttrs[] = {
+    "channel", "channels", "dst", "dsts", "src", "srcs", "remotes", "store"};
+
+/// Replaces every chunk and channel reference held by `op` through `fn`
+/// (applied to chunks and symbol references, inside arrays too).
+void mapOperands(Operation *op, function_ref<Attribute(Attribute)> fn) {
+  for (StringRef name : kOperandAttrs) {
+    std::optional<Attribute> value = op->getInherentAttr(name);
+    if (!value || !*value)
+      continue;
+    Attribute mapped;
+    if (auto array = dyn_cast<ArrayAttr>(*value)) {
+      SmallVector<Attribute> elements;
+      for (Attribute element : array)
+        elements.push_back(fn(element));
+      mapped = ArrayAttr::get(op->getContext(), elements);
+    } else {
+      mapped = fn(*value);
+    }
+    if (mapped != *value)
+      op->setInherentAttr(StringAttr::get(op->getContext(), name), mapped);
+  }
+}
+
+/// Calls `fn` on every chunk `op` holds.
+void forEachChunk(Operation *op, function_ref<void(ChunkAttr)> fn) {
+  for (StringRef name : kOperandAttrs) {
+    std::optional<Attribute> value = op->getInherentAttr(name);
+    if (!value || !*value)
+      continue;
+    if (auto array = dyn_cast<ArrayAttr>(*value)) {
+      for (Attribute element : array)
+        if (auto chunk = dyn_cast<ChunkAttr>(element))
+          fn(chunk);
+    } else if (auto chunk = dyn_cast<ChunkAttr>(*value)) {
+      fn(chunk);
+    }
+  }
+}
+
 /// Whether `op` names a range of several user-buffer chunks.
 bool hasUserRange(Operation *op, const llvm::StringMap<int64_t> &scratch) {
   bool found = false;
-  op->getAttrDictionary().walk([&](ChunkAttr chunk) {
+  forEachChunk(op, [&](ChunkAttr chunk) {
     if (chunk.getCount() > 1 && !scratch.count(chunk.getBuffer()))
       found = true;
   });
@@ -98,19 +140,19 @@ void ReplicatePass::splitUserRanges(Block &block) {
     if (!hasUserRange(&op, scratchChunks))
       continue;
     int64_t count = 0;
-    op.getAttrDictionary().walk([&](ChunkAttr chunk) {
+    forEachChunk(&op, [&](ChunkAttr chunk) {
       count = std::max(count, chunk.getCount());
     });
     builder.setInsertionPoint(&op);
     for (int64_t m = 0; m < count; ++m) {
       Operation *piece = builder.clone(op);
-      AttrTypeReplacer narrow;
-      narrow.addReplacement([&](ChunkAttr chunk) -> Attribute {
+      mapOperands(piece, [&](Attribute attr) -> Attribute {
+        auto chunk = dyn_cast<ChunkAttr>(attr);
+        if (!chunk)
+          return attr;
         return ChunkAttr::get(chunk.getContext(), chunk.getBuffer(),
                               chunk.getRank(), chunk.getIndex() + m, 1);
       });
-      narrow.replaceElementsIn(piece, /*replaceAttrs=*/true,
-                               /*replaceLocs=*/false, /*replaceTypes=*/false);
       // One signal (and flush) still covers all the pieces: only the last
       // piece keeps it, the others are plain puts before it.
       if (m + 1 < count && isa<PutWithSignalOp, PutWithSignalAndFlushOp>(piece)) {
@@ -126,27 +168,29 @@ void ReplicatePass::splitUserRanges(Block &block) {
 }
 
 void ReplicatePass::remap(Operation *root, int64_t instance) {
-  AttrTypeReplacer replacer;
-  replacer.addReplacement([&](ChunkAttr chunk) -> Attribute {
-    auto scratch = scratchChunks.find(chunk.getBuffer());
-    int64_t index = scratch != scratchChunks.end()
-                        ? instance * scratch->second + chunk.getIndex()
-                        : chunk.getIndex() * factor + instance;
-    return ChunkAttr::get(chunk.getContext(), chunk.getBuffer(),
-                          chunk.getRank(), index, chunk.getCount());
-  });
-  replacer.addReplacement(
-      [&](FlatSymbolRefAttr ref) -> std::optional<Attribute> {
-        auto it = channelCopies.find(ref.getValue());
-        if (it == channelCopies.end())
-          return std::nullopt;
-        return it->second[instance];
-      });
+  // Many ops name the same chunks: map each attribute once.
+  DenseMap<Attribute, Attribute> cache;
+  auto map = [&](Attribute attr) -> Attribute {
+    auto [it, inserted] = cache.try_emplace(attr, attr);
+    if (!inserted)
+      return it->second;
+    if (auto chunk = dyn_cast<ChunkAttr>(attr)) {
+      auto scratch = scratchChunks.find(chunk.getBuffer());
+      int64_t index = scratch != scratchChunks.end()
+                          ? instance * scratch->second + chunk.getIndex()
+                          : chunk.getIndex() * factor + instance;
+      it->second = ChunkAttr::get(chunk.getContext(), chunk.getBuffer(),
+                                  chunk.getRank(), index, chunk.getCount());
+    } else if (auto ref = dyn_cast<FlatSymbolRefAttr>(attr)) {
+      auto copies = channelCopies.find(ref.getValue());
+      if (copies != channelCopies.end())
+        it->second = copies->second[instance];
+    }
+    return it->second;
+  };
   root->walk([&](Operation *op) {
     if (op != root)
-      replacer.replaceElementsIn(op, /*replaceAttrs=*/true,
-                                 /*replaceLocs=*/false,
-                                 /*replaceTypes=*/false);
+      mapOperands(op, map);
   });
 }
 
