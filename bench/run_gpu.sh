@@ -11,6 +11,10 @@ export MSCCLC_DISABLE_MULTICAST=1 NCCL_NVLS_ENABLE=0
 export TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 OUT=${OUT:-/tmp/mscclc-out}
 mkdir -p "$OUT"
+# At most 8 files come back from the machine: logs go to LOGS and are packed
+# into $OUT/logs.tgz after every stage (so a run cut short still returns them).
+LOGS=/tmp/mscclc-logs
+mkdir -p "$LOGS"
 export MSCCLC_CACHE_DIR=${MSCCLC_CACHE_DIR:-/tmp/mscclc-cache}
 BUILD=build-gpu
 if [ -x .carry/bin/mscclc ]; then
@@ -35,46 +39,64 @@ stage_build() {
   local t0=$(date +%s)
   cmake -G Ninja -S . -B $BUILD -DCMAKE_BUILD_TYPE=Release \
     -DMSCCLC_BUILD_COMPILER=OFF -DCMAKE_CUDA_ARCHITECTURES=90 \
-    > "$OUT/build.log" 2>&1 &&
-  ninja -C $BUILD -j 32 >> "$OUT/build.log" 2>&1
+    > "$LOGS/build.log" 2>&1 &&
+  ninja -C $BUILD -j 32 >> "$LOGS/build.log" 2>&1
   local rc=$?
   echo "build: rc=$rc in $(( $(date +%s) - t0 )) s"
-  [ $rc -eq 0 ] || { tail -40 "$OUT/build.log"; exit 1; }
+  [ $rc -eq 0 ] || { tail -40 "$LOGS/build.log"; tar czf "$OUT/logs.tgz" -C "$LOGS" .; exit 1; }
 }
 
 run_logged() { # name command...
   local name=$1; shift
   local t0=$(date +%s)
-  "$@" > "$OUT/$name.log" 2>&1
+  "$@" > "$LOGS/$name.log" 2>&1
   local rc=$?
   echo "$name: rc=$rc in $(( $(date +%s) - t0 )) s"
-  [ $rc -eq 0 ] || { status=1; tail -25 "$OUT/$name.log"; }
+  [ $rc -eq 0 ] || { status=1; tail -25 "$LOGS/$name.log"; }
   return $rc
 }
 
 stage_selftest() {
   run_logged selftest $BUILD/bin/runtime-gpu-selftest --model all
-  grep -E "passed|FAILED|FAIL|refused" "$OUT/selftest.log" | head -20
+  grep -E "passed|FAILED|FAIL|refused" "$LOGS/selftest.log" | head -20
 }
 stage_timeout() {
   run_logged timeout $BUILD/bin/runtime-gpu-selftest --timeout-test
-  grep -E "timeout" "$OUT/timeout.log" | head -5
+  grep -E "timeout" "$LOGS/timeout.log" | head -5
 }
 stage_ctest() {
   run_logged ctest ctest --test-dir $BUILD --output-on-failure
-  tail -8 "$OUT/ctest.log"
+  tail -8 "$LOGS/ctest.log"
 }
 stage_sanitize() {
+  # Small cases of the generated kernels (one process, both GPUs), or the
+  # hand-written self-test kernels when no compiler was carried.
+  local args="--models group --quick --types f32 --max-bytes 65536 --repeat 0"
   for tool in memcheck racecheck; do
-    run_logged sanitize-$tool compute-sanitizer --tool $tool --target-processes all \
-      $BUILD/bin/runtime-gpu-selftest --model group --quick
-    grep -E "ERROR SUMMARY|passed|FAILED" "$OUT/sanitize-$tool.log" | tail -3
+    if [ -n "${MSCCLC_COMPILER:-}" ]; then
+      run_logged sanitize-$tool compute-sanitizer --tool $tool \
+        $BUILD/bin/runtime-gpu-collectives --examples examples $args \
+        --only ${SANITIZE_ONLY:-allreduce_1pa,allreduce_2pa_hb,allreduce_2pa_port}
+    else
+      run_logged sanitize-$tool compute-sanitizer --tool $tool \
+        $BUILD/bin/runtime-gpu-selftest --model group --quick
+    fi
+    grep -E "ERROR SUMMARY|passed,|FAIL" "$LOGS/sanitize-$tool.log" | tail -4
   done
 }
 stage_collectives() {
   if [ -z "${MSCCLC_COMPILER:-}" ]; then echo "collectives: no compiler carried"; return; fi
-  run_logged collectives $BUILD/bin/runtime-gpu-collectives --examples examples ${COLLECTIVE_ARGS:-}
-  grep -E "^(PASS|FAIL|SKIP)|passed|failed" "$OUT/collectives.log" | tail -40
+  # Every type up to 64 MiB in both process models (1000 back-to-back
+  # launches in the group model), then fp32 up to 1 GiB.
+  run_logged collectives-procs $BUILD/bin/runtime-gpu-collectives --examples examples \
+    --models procs --max-bytes 67108864 --repeat 0 ${COLLECTIVE_ARGS:-}
+  run_logged collectives-group $BUILD/bin/runtime-gpu-collectives --examples examples \
+    --models group --max-bytes 67108864 --repeat 1000 ${COLLECTIVE_ARGS:-}
+  run_logged collectives-1g $BUILD/bin/runtime-gpu-collectives --examples examples \
+    --models group --types f32 --max-bytes 1073741824 --repeat 0 --quick ${COLLECTIVE_ARGS:-}
+  for f in collectives-procs collectives-group collectives-1g; do
+    echo "== $f"; grep -E "^(FAIL|SKIP)|passed,|rank passed|FAILED" "$LOGS/$f.log" | head -30
+  done
 }
 stage_bench() {
   if [ ! -x $BUILD/bin/mscclc-bench ]; then echo "bench: not built"; return; fi
@@ -85,5 +107,6 @@ stage_bench() {
 stage_build
 for s in "$@"; do
   "stage_$s"
+  tar czf "$OUT/logs.tgz" -C "$LOGS" . 2>/dev/null
 done
 exit $status

@@ -1,2 +1,584 @@
 //===- CollectiveTest.cpp - Example algorithms against CPU references -----===//
-int main() { return 77; }
+//
+// Compiles every .mscl example for the machine's GPU count through the JIT
+// API (the mscclc binary + NVRTC), runs it in both process models (one
+// process per GPU; one process driving every GPU through a group) on random
+// data, and compares with a CPU reference of the collective: fp32, fp16,
+// bf16 and int32, counts from one element up to --max-bytes per buffer,
+// out of place and in place (an `inplace` variant of the source). Also runs
+// 1000 back-to-back launches per example and checks the result after them.
+//
+//   runtime-gpu-collectives --examples DIR [--only a,b] [--models group,procs]
+//       [--types f32,f16,bf16,i32] [--max-bytes N] [--quick]
+// Prints PASS/FAIL/SKIP lines and "N passed, N failed, N skipped".
+// Exit: 0 pass, 1 fail, 77 skipped (fewer than two GPUs or no compiler).
+//
+//===----------------------------------------------------------------------===//
+
+#include "GpuTestUtil.h"
+
+#include <algorithm>
+#include <chrono>
+#include <dirent.h>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+using namespace gputest;
+
+namespace {
+
+struct Options {
+  std::string examples = "examples";
+  std::vector<std::string> only;
+  std::vector<std::string> models = {"procs", "group"}; // procs first: no CUDA before fork
+  std::vector<DType> types = {DType::F32, DType::F16, DType::BF16, DType::I32};
+  size_t maxBytes = size_t(1) << 30;
+  bool quick = false;
+  int repeat = 1000;
+};
+
+std::vector<std::string> split(const std::string &s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty())
+      out.push_back(item);
+  return out;
+}
+
+/// One compiled example (out-of-place and, when the source allows, in-place).
+struct Example {
+  std::string name;
+  std::string path;
+  mscclcProgram_t program = nullptr;
+  std::string collective;
+  int root = 0;
+  std::string skipReason; ///< compile refused (e.g. needs several nodes)
+  bool switchChannels = false;
+};
+
+/// A fast reproducible value stream: element i of rank r's buffer.
+inline uint64_t mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+void fill(DType t, void *buf, size_t n, uint64_t seed) {
+  for (size_t i = 0; i < n; ++i) {
+    uint64_t h = mix(seed * 0x100000001b3ull + i);
+    float f = float(int64_t(h >> 40) - (1 << 23)) / float(1 << 23); // [-1, 1)
+    switch (t) {
+    case DType::F32: static_cast<float *>(buf)[i] = f; break;
+    case DType::F16: static_cast<__half *>(buf)[i] = __float2half(f); break;
+    case DType::BF16: static_cast<__nv_bfloat16 *>(buf)[i] = __float2bfloat16(f); break;
+    case DType::I32: static_cast<int32_t *>(buf)[i] = int32_t(h % 200001) - 100000; break;
+    }
+  }
+}
+
+uint64_t seedOf(int rank, size_t count, DType t, int round) {
+  return mix(uint64_t(rank) * 7919 + count * 31 + uint64_t(t) * 131 + uint64_t(round) * 1000003);
+}
+
+/// Elements of rank r's send buffer for the collective.
+size_t sendElems(const std::string &coll, int n, size_t count) {
+  return coll == "reducescatter" || coll == "alltoall" ? count * size_t(n) : count;
+}
+size_t recvElems(const std::string &coll, int n, size_t count) {
+  return coll == "allgather" || coll == "alltoall" ? count * size_t(n) : count;
+}
+
+/// Where rank `rank`'s input lives inside the single buffer of an in-place
+/// call, and where its output lives (element offsets).
+size_t inPlaceInputOffset(const std::string &coll, int rank, size_t count) {
+  return coll == "allgather" ? size_t(rank) * count : 0;
+}
+size_t inPlaceOutputOffset(const std::string &coll, int rank, size_t count) {
+  return coll == "reducescatter" ? size_t(rank) * count : 0;
+}
+
+/// The expected output of `rank`, from every rank's regenerated input.
+std::vector<double> reference(const Example &ex, int n, int rank, size_t count,
+                              DType t, int round, double *mag, int *terms) {
+  const std::string &c = ex.collective;
+  size_t in = sendElems(c, n, count);
+  std::vector<char> buf(in * sizeOf(t));
+  std::vector<double> ref(recvElems(c, n, count), 0.0);
+  *mag = 0;
+  *terms = 1;
+  for (int r = 0; r < n; ++r) {
+    fill(t, buf.data(), in, seedOf(r, count, t, round));
+    auto v = [&](size_t i) {
+      double x = load(t, buf.data(), i);
+      *mag = std::max(*mag, std::fabs(x));
+      return x;
+    };
+    if (c == "allreduce") {
+      for (size_t i = 0; i < count; ++i)
+        ref[i] += v(i);
+      *terms = n;
+    } else if (c == "allgather") {
+      for (size_t i = 0; i < count; ++i)
+        ref[size_t(r) * count + i] = v(i);
+    } else if (c == "reducescatter") {
+      for (size_t i = 0; i < count; ++i)
+        ref[i] += v(size_t(rank) * count + i);
+      *terms = n;
+    } else if (c == "broadcast") {
+      if (r == ex.root)
+        for (size_t i = 0; i < count; ++i)
+          ref[i] = v(i);
+    } else if (c == "alltoall") {
+      for (size_t i = 0; i < count; ++i)
+        ref[size_t(r) * count + i] = v(size_t(rank) * count + i);
+    }
+  }
+  return ref;
+}
+
+struct Buffers {
+  void *send = nullptr, *recv = nullptr;
+  void *outPtr = nullptr; ///< where the result is
+  size_t recvElemsN = 0;
+  bool inPlace = false;
+};
+
+Buffers allocate(const Example &ex, int n, int rank, size_t count, DType t,
+                 int round, bool inPlace) {
+  Buffers b;
+  b.inPlace = inPlace;
+  size_t es = sizeOf(t);
+  size_t sN = sendElems(ex.collective, n, count), rN = recvElems(ex.collective, n, count);
+  b.recvElemsN = rN;
+  std::vector<char> host(sN * es);
+  fill(t, host.data(), sN, seedOf(rank, count, t, round));
+  if (inPlace) {
+    size_t total = std::max(sN + inPlaceInputOffset(ex.collective, rank, count), rN);
+    GT_CUDA(cudaMalloc(&b.recv, total * es));
+    GT_CUDA(cudaMemset(b.recv, 0xff, total * es));
+    GT_CUDA(cudaMemcpy(static_cast<char *>(b.recv) +
+                           inPlaceInputOffset(ex.collective, rank, count) * es,
+                       host.data(), sN * es, cudaMemcpyHostToDevice));
+    b.send = b.recv;
+    b.outPtr = static_cast<char *>(b.recv) +
+               inPlaceOutputOffset(ex.collective, rank, count) * es;
+  } else {
+    GT_CUDA(cudaMalloc(&b.send, sN * es));
+    GT_CUDA(cudaMalloc(&b.recv, rN * es));
+    GT_CUDA(cudaMemset(b.recv, 0xff, rN * es)); // poison: unwritten shows
+    GT_CUDA(cudaMemcpy(b.send, host.data(), sN * es, cudaMemcpyHostToDevice));
+    b.outPtr = b.recv;
+  }
+  return b;
+}
+
+void release(Buffers &b) {
+  if (!b.inPlace)
+    GT_CUDA(cudaFree(b.send));
+  GT_CUDA(cudaFree(b.recv));
+}
+
+size_t verify(const Example &ex, const Buffers &b, int n, int rank, size_t count,
+              DType t, int round, const std::string &what) {
+  std::vector<char> host(b.recvElemsN * sizeOf(t));
+  GT_CUDA(cudaMemcpy(host.data(), b.outPtr, host.size(), cudaMemcpyDeviceToHost));
+  double mag = 0;
+  int terms = 1;
+  std::vector<double> ref = reference(ex, n, rank, count, t, round, &mag, &terms);
+  double tol = terms > 1 ? tolerance(t, terms, mag) : 0.0;
+  return compare(t, host.data(), ref, tol, what);
+}
+
+/// Copies every example into a temporary folder (imports stay relative),
+/// with an `inplace` variant of each algorithm beside it.
+std::string stageExamples(const Options &o, std::vector<std::string> *names) {
+  char tmpl[] = "/tmp/mscclc-examples-XXXXXX";
+  std::string dir = mkdtemp(tmpl);
+  DIR *d = opendir(o.examples.c_str());
+  if (!d) {
+    fprintf(stderr, "cannot open %s\n", o.examples.c_str());
+    exit(1);
+  }
+  while (dirent *e = readdir(d)) {
+    std::string f = e->d_name;
+    if (f.size() < 6 || f.substr(f.size() - 5) != ".mscl")
+      continue;
+    std::ifstream in(o.examples + "/" + f);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::string text = ss.str();
+    std::ofstream(dir + "/" + f) << text;
+    size_t alg = text.find("\nalgorithm ");
+    if (alg == std::string::npos)
+      continue; // a library of functions (common.mscl)
+    std::string base = f.substr(0, f.size() - 5);
+    if (!o.only.empty() &&
+        std::find(o.only.begin(), o.only.end(), base) == o.only.end())
+      continue;
+    names->push_back(base);
+    size_t open = text.find('(', alg);
+    size_t close = text.find(')', open);
+    if (open != std::string::npos && close != std::string::npos &&
+        text.substr(open, close - open).find("inplace") == std::string::npos) {
+      std::string v = text;
+      v.insert(close, ", inplace");
+      std::ofstream(dir + "/" + base + "__inplace.mscl") << v;
+    }
+  }
+  closedir(d);
+  return dir;
+}
+
+Example compileExample(const std::string &dir, const std::string &name, int n) {
+  Example ex;
+  ex.name = name;
+  ex.path = dir + "/" + name + ".mscl";
+  if (access(ex.path.c_str(), R_OK) != 0) {
+    ex.skipReason = "no in-place variant";
+    return ex;
+  }
+  mscclcCompileOptions opts = MSCCLC_COMPILE_OPTIONS_INIT;
+  opts.ranks = n;
+  mscclcResult_t r = mscclcProgramCompileFile(&ex.program, ex.path.c_str(), &opts);
+  if (r != mscclcSuccess) {
+    ex.skipReason = std::string(mscclcGetErrorString(r)) + ": " + mscclcGetLastError();
+    std::replace(ex.skipReason.begin(), ex.skipReason.end(), '\n', ' ');
+    ex.program = nullptr;
+    return ex;
+  }
+  // The plan tells the collective and root; read them back through a
+  // generated copy of the program's plan (the C API keeps it opaque).
+  std::string base = name.substr(0, name.find("__"));
+  std::ifstream in(ex.path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  size_t alg = text.find("\nalgorithm ");
+  size_t colon = text.find(':', alg);
+  size_t paren = text.find('(', colon);
+  std::string coll = text.substr(colon + 1, paren - colon - 1);
+  coll.erase(std::remove(coll.begin(), coll.end(), ' '), coll.end());
+  ex.collective = coll;
+  size_t rootAt = text.find("root", paren);
+  size_t close = text.find(')', paren);
+  if (rootAt != std::string::npos && rootAt < close) {
+    size_t eq = text.find('=', rootAt);
+    ex.root = atoi(text.c_str() + eq + 1);
+  }
+  ex.switchChannels = text.find("switch(") != std::string::npos ||
+                      text.find("switch_") != std::string::npos ||
+                      name.find("switch") != std::string::npos;
+  return ex;
+}
+
+struct Tally {
+  int pass = 0, fail = 0, skip = 0;
+};
+
+void report(Tally &t, const char *verdict, const std::string &what,
+            const std::string &extra = "") {
+  printf("%s %s%s%s\n", verdict, what.c_str(), extra.empty() ? "" : ": ",
+         extra.c_str());
+  fflush(stdout);
+  if (!strcmp(verdict, "PASS")) t.pass++;
+  else if (!strcmp(verdict, "FAIL")) t.fail++;
+  else t.skip++;
+}
+
+std::vector<size_t> countsFor(const Options &o, DType t, const std::string &coll, int n) {
+  std::vector<size_t> counts = {1, 3, 17, 1023, 4097, 65537, (1u << 20) + 3};
+  if (!o.quick)
+    counts.push_back((16u << 20) + 1);
+  size_t es = sizeOf(t);
+  // The largest buffer of a call: 1 GiB by default, for fp32 only (the
+  // other types are covered up to 64 MiB).
+  size_t maxBytes = t == DType::F32 ? o.maxBytes : std::min<size_t>(o.maxBytes, 64u << 20);
+  size_t widest = std::max(sendElems(coll, n, 1), recvElems(coll, n, 1));
+  size_t top = maxBytes / es / widest;
+  counts.erase(std::remove_if(counts.begin(), counts.end(),
+                              [&](size_t c) { return c > top; }),
+               counts.end());
+  if (!o.quick && top > counts.back() && t == DType::F32)
+    counts.push_back(top - 1); // just below the maximum, odd-sized
+  return counts;
+}
+
+/// Runs one example on every rank of this process (`comms` holds the
+/// communicators this process drives, ranks[i] their ranks).
+void runExample(const Options &o, const Example &ex, int n,
+                const std::vector<mscclcComm_t> &comms, const std::vector<int> &ranks,
+                const char *model, Tally &tally, bool inPlace) {
+  std::string label = std::string("[") + model + "] " + ex.name;
+  if (ex.skipReason.size()) {
+    if (ranks[0] == 0 || comms.size() > 1)
+      report(tally, "SKIP", label, ex.skipReason);
+    return;
+  }
+  std::vector<cudaStream_t> streams(comms.size());
+  for (size_t i = 0; i < comms.size(); ++i) {
+    GT_CUDA(cudaSetDevice(ranks[i]));
+    GT_CUDA(cudaStreamCreateWithFlags(&streams[i], cudaStreamNonBlocking));
+  }
+  auto runAll = [&](std::vector<Buffers> &bufs, size_t count, DType t) {
+    GT_MSCCLC(mscclcGroupStart());
+    mscclcResult_t first = mscclcSuccess;
+    std::string msg;
+    for (size_t i = 0; i < comms.size(); ++i) {
+      mscclcResult_t r = mscclcProgramRun(ex.program, comms[i], bufs[i].send,
+                                          bufs[i].recv, count, apiType(t), mscclcSum,
+                                          streams[i]);
+      if (r != mscclcSuccess && first == mscclcSuccess) {
+        first = r;
+        msg = mscclcGetLastError();
+      }
+    }
+    mscclcResult_t r = mscclcGroupEnd();
+    if (r != mscclcSuccess && first == mscclcSuccess) {
+      first = r;
+      msg = mscclcGetLastError();
+    }
+    for (size_t i = 0; i < comms.size() && first == mscclcSuccess; ++i) {
+      GT_CUDA(cudaSetDevice(ranks[i]));
+      r = mscclcProgramCheck(ex.program, comms[i], apiType(t), mscclcSum, streams[i]);
+      if (r != mscclcSuccess) {
+        first = r;
+        msg = mscclcGetLastError();
+      }
+    }
+    return std::make_pair(first, msg);
+  };
+
+  int round = 0;
+  for (DType t : o.types) {
+    for (size_t count : countsFor(o, t, ex.collective, n)) {
+      ++round;
+      std::string what = label + " " + name(t) + " count=" + std::to_string(count) +
+                         (inPlace ? " in-place" : "");
+      std::vector<Buffers> bufs;
+      for (size_t i = 0; i < comms.size(); ++i) {
+        GT_CUDA(cudaSetDevice(ranks[i]));
+        bufs.push_back(allocate(ex, n, ranks[i], count, t, round, inPlace));
+      }
+      auto res = runAll(bufs, count, t);
+      if (ex.switchChannels) {
+        // Must be refused where multicast is off, before any multicast call.
+        bool refused = res.first == mscclcUnsupported &&
+                       res.second.find("refused") != std::string::npos;
+        report(tally, refused ? "PASS" : "FAIL", label + " SwitchChannel refusal",
+               res.second);
+        for (size_t i = 0; i < comms.size(); ++i) {
+          GT_CUDA(cudaSetDevice(ranks[i]));
+          release(bufs[i]);
+        }
+        goto done;
+      }
+      if (res.first == mscclcInvalidArgument &&
+          res.second.find("does not support data type") != std::string::npos) {
+        report(tally, "SKIP", what, res.second);
+      } else if (res.first != mscclcSuccess) {
+        report(tally, "FAIL", what,
+               std::string(mscclcGetErrorString(res.first)) + ": " + res.second);
+      } else {
+        size_t bad = 0;
+        for (size_t i = 0; i < comms.size(); ++i) {
+          GT_CUDA(cudaSetDevice(ranks[i]));
+          bad += verify(ex, bufs[i], n, ranks[i], count, t, round, what);
+        }
+        report(tally, bad ? "FAIL" : "PASS", what,
+               bad ? std::to_string(bad) + " wrong elements" : "");
+      }
+      for (size_t i = 0; i < comms.size(); ++i) {
+        GT_CUDA(cudaSetDevice(ranks[i]));
+        release(bufs[i]);
+      }
+    }
+  }
+  // Back-to-back launches on the same buffers (out of place: idempotent).
+  if (!inPlace && o.repeat > 0) {
+    ++round;
+    size_t count = 65536 + 1;
+    std::vector<Buffers> bufs;
+    for (size_t i = 0; i < comms.size(); ++i) {
+      GT_CUDA(cudaSetDevice(ranks[i]));
+      bufs.push_back(allocate(ex, n, ranks[i], count, DType::F32, round, false));
+    }
+    mscclcResult_t first = mscclcSuccess;
+    for (int k = 0; k < o.repeat && first == mscclcSuccess; ++k) {
+      GT_MSCCLC(mscclcGroupStart());
+      for (size_t i = 0; i < comms.size(); ++i) {
+        mscclcResult_t r = mscclcProgramRun(ex.program, comms[i], bufs[i].send, bufs[i].recv,
+                                            count, mscclcFloat32, mscclcSum, streams[i]);
+        if (r != mscclcSuccess)
+          first = r;
+      }
+      if (mscclcGroupEnd() != mscclcSuccess)
+        first = mscclcInternalError;
+    }
+    std::string what = label + " f32 count=65537 x" + std::to_string(o.repeat) +
+                       " back-to-back";
+    for (size_t i = 0; i < comms.size() && first == mscclcSuccess; ++i) {
+      GT_CUDA(cudaSetDevice(ranks[i]));
+      first = mscclcProgramCheck(ex.program, comms[i], mscclcFloat32, mscclcSum, streams[i]);
+    }
+    if (first != mscclcSuccess) {
+      report(tally, "FAIL", what, mscclcGetLastError());
+    } else {
+      size_t bad = 0;
+      for (size_t i = 0; i < comms.size(); ++i) {
+        GT_CUDA(cudaSetDevice(ranks[i]));
+        bad += verify(ex, bufs[i], n, ranks[i], count, DType::F32, round, what);
+      }
+      report(tally, bad ? "FAIL" : "PASS", what);
+    }
+    for (size_t i = 0; i < comms.size(); ++i) {
+      GT_CUDA(cudaSetDevice(ranks[i]));
+      release(bufs[i]);
+    }
+  }
+done:
+  for (size_t i = 0; i < comms.size(); ++i) {
+    GT_CUDA(cudaSetDevice(ranks[i]));
+    GT_CUDA(cudaStreamSynchronize(streams[i]));
+    GT_CUDA(cudaStreamDestroy(streams[i]));
+  }
+}
+
+Tally runModel(const Options &o, const std::string &dir,
+               const std::vector<std::string> &names, int n,
+               const std::vector<mscclcComm_t> &comms, const std::vector<int> &ranks,
+               const char *model) {
+  Tally tally;
+  for (const std::string &name : names) {
+    for (int inPlace = 0; inPlace < 2; ++inPlace) {
+      auto t0 = std::chrono::steady_clock::now();
+      Example ex = compileExample(dir, inPlace ? name + "__inplace" : name, n);
+      runExample(o, ex, n, comms, ranks, model, tally, inPlace == 1);
+      if (ex.program)
+        mscclcProgramDestroy(ex.program);
+      double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (ranks[0] == 0)
+        printf("  (%s%s in %.1f s)\n", name.c_str(), inPlace ? " in-place" : "", s);
+    }
+  }
+  return tally;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  setSafeEnvironment();
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
+    if (a == "--examples") o.examples = next();
+    else if (a == "--only") o.only = split(next());
+    else if (a == "--models") o.models = split(next());
+    else if (a == "--max-bytes") o.maxBytes = size_t(strtoull(next().c_str(), nullptr, 0));
+    else if (a == "--repeat") o.repeat = atoi(next().c_str());
+    else if (a == "--quick") o.quick = true;
+    else if (a == "--types") {
+      o.types.clear();
+      for (const std::string &s : split(next())) {
+        DType t;
+        if (!parseType(s, &t)) {
+          fprintf(stderr, "unknown type %s\n", s.c_str());
+          return 1;
+        }
+        o.types.push_back(t);
+      }
+    } else {
+      fprintf(stderr, "unknown argument %s\n", a.c_str());
+      return 1;
+    }
+  }
+  // Count devices without initialising CUDA here (the process model forks).
+  int devices = 0;
+  {
+    int fds[2];
+    if (pipe(fds) != 0)
+      return 1;
+    pid_t pid = fork();
+    if (pid == 0) {
+      int d = 0;
+      if (cudaGetDeviceCount(&d) != cudaSuccess)
+        d = 0;
+      if (write(fds[1], &d, sizeof(d)) != sizeof(d))
+        _exit(1);
+      _exit(0);
+    }
+    close(fds[1]);
+    if (read(fds[0], &devices, sizeof(devices)) != sizeof(devices))
+      devices = 0;
+    close(fds[0]);
+    waitpid(pid, nullptr, 0);
+  }
+  if (devices < 2) {
+    printf("SKIPPED: needs two GPUs, found %d\n", devices);
+    return kSkip;
+  }
+  const char *compiler = getenv("MSCCLC_COMPILER");
+  if (!compiler || access(compiler, X_OK) != 0) {
+    printf("SKIPPED: set MSCCLC_COMPILER to the mscclc binary\n");
+    return kSkip;
+  }
+  int n = std::min(devices, 8);
+  std::vector<std::string> names;
+  std::string dir = stageExamples(o, &names);
+  std::sort(names.begin(), names.end());
+  Tally total;
+  for (const std::string &model : o.models) {
+    Tally t;
+    if (model == "procs") {
+      // One process per GPU; each reports its own lines, rank 0's tally
+      // counts (every rank checks its own output, failures fail the exit).
+      mscclcUniqueId id;
+      GT_MSCCLC(mscclcGetUniqueId(&id));
+      std::vector<pid_t> kids;
+      for (int r = 0; r < n; ++r) {
+        pid_t pid = fork();
+        if (pid == 0) {
+          GT_CUDA(cudaSetDevice(r));
+          mscclcComm_t comm;
+          GT_MSCCLC(mscclcCommInitRank(&comm, n, id, r));
+          if (r != 0) // only rank 0 prints PASS lines; failures print anywhere
+            if (!freopen("/dev/null", "w", stdout))
+              _exit(3);
+          Tally mine = runModel(o, dir, names, n, {comm}, {r}, "procs");
+          mscclcCommDestroy(comm);
+          fflush(stdout);
+          _exit(mine.fail ? 1 : 0);
+        }
+        kids.push_back(pid);
+      }
+      for (pid_t pid : kids) {
+        int status = 0;
+        waitpid(pid, &status, 0);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+          t.fail++;
+      }
+      printf("[procs] %s\n", t.fail ? "some rank FAILED" : "every rank passed");
+    } else if (model == "group") {
+      std::vector<mscclcComm_t> comms(static_cast<size_t>(n));
+      GT_MSCCLC(mscclcCommInitAll(comms.data(), n, nullptr));
+      std::vector<int> ranks;
+      for (int r = 0; r < n; ++r)
+        ranks.push_back(r);
+      t = runModel(o, dir, names, n, comms, ranks, "group");
+      for (mscclcComm_t c : comms)
+        mscclcCommDestroy(c);
+    }
+    total.pass += t.pass;
+    total.fail += t.fail;
+    total.skip += t.skip;
+  }
+  printf("%d passed, %d failed, %d skipped\n", total.pass, total.fail, total.skip);
+  return total.fail ? 1 : 0;
+}
