@@ -164,8 +164,12 @@ public:
 
 class Machine {
 public:
+  /// Takes its buffers from `pool` when that holds a previous run's.
   Machine(const Model &model, const Layout &layout, DataType type,
-          ReduceKind reduce, const CostModel &cost, bool tracing);
+          ReduceKind reduce, const CostModel &cost, bool tracing,
+          std::vector<Region> *pool = nullptr);
+  /// Hands the buffers back for the next run.
+  void recycle(std::vector<Region> &pool) { pool = std::move(regions); }
 
   /// Fills input buffers (and in-place layouts) with `inputs[rank]`.
   void initInputs(const std::vector<std::vector<Word>> &inputs);

@@ -51,62 +51,64 @@ mscclc::sim::makeInputs(const Model &model, const Layout &layout,
   return inputs;
 }
 
-namespace {
+Reference::Reference(const Model &model, const Layout &layout,
+                     DataType type, ReduceKind reduce,
+                     std::vector<std::vector<Word>> inputs)
+    : model(model), layout(layout), type(type), reduce(reduce),
+      in(std::move(inputs)) {
+  if (model.collective == CollectiveKind::allreduce ||
+      model.collective == CollectiveKind::reducescatter) {
+    int64_t size = in.empty() ? 0 : in[0].size();
+    reduced.resize(size);
+    for (int64_t i = 0; i < size; ++i)
+      reduced[i] = reduceElement(i);
+  }
+}
 
-/// The expected value of one element and how far the result may be off.
-struct Expected {
-  Word exact;
-  double value = 0, tolerance = 0;
-  bool approximate = false;
-};
+Expected Reference::reduceElement(int64_t index) const {
+  int n = model.ranks;
+  Expected e;
+  Word acc = in[0][index];
+  for (int p = 1; p < n; ++p)
+    reduceInto(type, reduce, &acc, &in[p][index], 1);
+  if (reduce == ReduceKind::avg)
+    divideBy(type, &acc, 1, n);
+  e.exact = acc;
+  if (!isFloat(type) || reduce == ReduceKind::min ||
+      reduce == ReduceKind::max)
+    return e;
+  e.approximate = true;
+  double u = unitRoundoff(type);
+  if (reduce == ReduceKind::prod) {
+    double prod = 1;
+    for (int p = 0; p < n; ++p)
+      prod *= toDouble(in[p][index]);
+    e.value = prod;
+    e.tolerance = 2.0 * n * u * std::fabs(prod);
+    return e;
+  }
+  double sum = 0, abs = 0;
+  for (int p = 0; p < n; ++p) {
+    sum += toDouble(in[p][index]);
+    abs += std::fabs(toDouble(in[p][index]));
+  }
+  e.value = sum;
+  e.tolerance = n * u * abs + u * std::fabs(sum);
+  if (reduce == ReduceKind::avg) {
+    e.value /= n;
+    e.tolerance = e.tolerance / n + 2 * u * std::fabs(e.value);
+  }
+  return e;
+}
 
-} // namespace
-
-LogicalResult mscclc::sim::checkResult(
-    const Machine &machine, const Model &model, const Layout &layout,
-    DataType type, ReduceKind reduce,
-    const std::vector<std::vector<Word>> &inputs, llvm::StringRef context) {
+LogicalResult Reference::check(const Machine &machine) const {
   int n = model.ranks;
   int64_t count = layout.count;
   CollectiveKind kind = model.collective;
   if (kind == CollectiveKind::custom)
     return success();
   const BufferInfo &outInfo = model.buffers[model.output];
-
-  auto reduceElement = [&](int64_t index) {
-    Expected e;
-    Word acc = inputs[0][index];
-    for (int p = 1; p < n; ++p)
-      reduceInto(type, reduce, &acc, &inputs[p][index], 1);
-    if (reduce == ReduceKind::avg)
-      divideBy(type, &acc, 1, n);
-    e.exact = acc;
-    if (!isFloat(type) || reduce == ReduceKind::min ||
-        reduce == ReduceKind::max)
-      return e;
-    e.approximate = true;
-    double u = unitRoundoff(type);
-    if (reduce == ReduceKind::prod) {
-      double prod = 1;
-      for (int p = 0; p < n; ++p)
-        prod *= toDouble(inputs[p][index]);
-      e.value = prod;
-      e.tolerance = 2.0 * n * u * std::fabs(prod);
-      return e;
-    }
-    double sum = 0, abs = 0;
-    for (int p = 0; p < n; ++p) {
-      sum += toDouble(inputs[p][index]);
-      abs += std::fabs(toDouble(inputs[p][index]));
-    }
-    e.value = sum;
-    e.tolerance = n * u * abs + u * std::fabs(sum);
-    if (reduce == ReduceKind::avg) {
-      e.value /= n;
-      e.tolerance = e.tolerance / n + 2 * u * std::fabs(e.value);
-    }
-    return e;
-  };
+  const std::vector<std::vector<Word>> &inputs = in;
 
   for (int r = 0; r < n; ++r) {
     // Where rank r's result lives and how many elements it has.
@@ -122,10 +124,10 @@ LogicalResult mscclc::sim::checkResult(
       Expected e;
       switch (kind) {
       case CollectiveKind::allreduce:
-        e = reduceElement(i);
+        e = reduced[i];
         break;
       case CollectiveKind::reducescatter:
-        e = reduceElement(r * count + i);
+        e = reduced[r * count + i];
         break;
       case CollectiveKind::allgather:
         e.exact = inputs[i / count][i % count];

@@ -16,14 +16,37 @@ std::vector<std::vector<Word>> makeInputs(const Model &model,
                                           const Layout &layout, DataType type,
                                           ReduceKind reduce, uint64_t seed);
 
-/// Compares every rank's result with the collective's definition (and, out
-/// of place, that the input is unchanged). Floating-point sums are compared
-/// with a tolerance of N * u * sum|x_i|, the bound for any summation order.
-mlir::LogicalResult checkResult(const Machine &machine, const Model &model,
-                                const Layout &layout, DataType type,
-                                ReduceKind reduce,
-                                const std::vector<std::vector<Word>> &inputs,
-                                llvm::StringRef context);
+/// The expected value of one element and how far a result may be off.
+struct Expected {
+  Word exact = 0;
+  double value = 0, tolerance = 0;
+  bool approximate = false;
+};
+
+/// The collective's result for one size, computed once and checked against
+/// every schedule's buffers.
+class Reference {
+public:
+  Reference(const Model &model, const Layout &layout, DataType type,
+            ReduceKind reduce, std::vector<std::vector<Word>> inputs);
+  const std::vector<std::vector<Word>> &inputs() const { return in; }
+  /// Compares every rank's result with the collective's definition (and,
+  /// out of place, that the input is unchanged). Floating-point sums are
+  /// compared with a tolerance of N * u * sum|x_i|, the bound for any
+  /// summation order.
+  mlir::LogicalResult check(const Machine &machine) const;
+
+private:
+  Expected reduceElement(int64_t index) const;
+
+  const Model &model;
+  Layout layout;
+  DataType type;
+  ReduceKind reduce;
+  std::vector<std::vector<Word>> in;
+  /// Reductions over ranks of every input element (reducing collectives).
+  std::vector<Expected> reduced;
+};
 
 } // namespace sim
 } // namespace mscclc

@@ -8,16 +8,21 @@ using namespace mlir;
 using namespace mscclc::sim;
 
 Machine::Machine(const Model &model, const Layout &layout, DataType type,
-                 ReduceKind reduce, const CostModel &cost, bool tracing)
+                 ReduceKind reduce, const CostModel &cost, bool tracing,
+                 std::vector<Region> *pool)
     : model(model), layout(layout), type(type), reduce(reduce), cost(cost),
       tracing(tracing) {
   Word garbage = isFloat(type) ? fromDouble(NAN) : wrapInt(type, 0x5a5a5a5a);
+  if (pool)
+    regions = std::move(*pool);
   regions.resize(model.ranks * model.buffers.size());
   for (int r = 0; r < model.ranks; ++r)
     for (auto [b, info] : llvm::enumerate(model.buffers)) {
       Region &reg = region(r, b);
       int64_t size = layout.size(info);
       reg.data.assign(size, garbage);
+      reg.shadow.clear();
+      reg.packets.clear();
       Segment seg;
       seg.hi = size;
       reg.shadow.emplace(0, std::move(seg));

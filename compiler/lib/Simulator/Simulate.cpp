@@ -8,6 +8,10 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 using namespace mlir;
 using namespace mscl;
 using namespace mscclc::sim;
@@ -64,6 +68,12 @@ LogicalResult mscclc::sim::simulate(ProgramOp program,
   if (failed(built))
     return failure();
   const Model &model = *built;
+#ifdef __GLIBC__
+  // Puts allocate and free chunk-sized buffers all the time; served by mmap
+  // (glibc's default above 128 KB) every one of them costs page faults.
+  mallopt(M_MMAP_THRESHOLD, 1 << 30);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
   int64_t elem = byteSize(options.dataType);
   int64_t factor = countFactor(model);
   std::vector<int64_t> sizes = options.sizes;
@@ -84,18 +94,20 @@ LogicalResult mscclc::sim::simulate(ProgramOp program,
       schedules, sizes.size());
 
   std::vector<std::string> estimates;
+  std::vector<Region> pool; // buffers reused from one schedule to the next
   for (auto [sizeIndex, bytes] : llvm::enumerate(sizes)) {
     Layout layout{std::max<int64_t>(1, bytes / (elem * factor)),
                   model.chunks};
-    std::vector<std::vector<Word>> inputs =
-        makeInputs(model, layout, options.dataType, options.reduceKind,
-                   mixSeed(options.seed, sizeIndex, 0x5eed));
+    Reference reference(model, layout, options.dataType, options.reduceKind,
+                        makeInputs(model, layout, options.dataType,
+                                   options.reduceKind,
+                                   mixSeed(options.seed, sizeIndex, 0x5eed)));
     bool last = sizeIndex + 1 == sizes.size();
     for (int64_t s = 0; s < schedules; ++s) {
       bool tracing = s == 0 && last && !options.tracePath.empty();
       Machine machine(model, layout, options.dataType, options.reduceKind,
-                      options.cost, tracing);
-      machine.initInputs(inputs);
+                      options.cost, tracing, &pool);
+      machine.initInputs(reference.inputs());
       uint64_t seed = mixSeed(options.seed, sizeIndex, s);
       std::unique_ptr<Strategy> strategy =
           s == 0 ? makeTimedStrategy() : makeRandomStrategy(seed);
@@ -107,11 +119,11 @@ LogicalResult mscclc::sim::simulate(ProgramOp program,
                  : std::string(llvm::formatv("adversarial schedule {0}", s)),
           options.seed);
       if (failed(machine.run(*strategy, context)) ||
-          failed(checkResult(machine, model, layout, options.dataType,
-                             options.reduceKind, inputs, context))) {
+          failed(reference.check(machine))) {
         report << header << ": FAIL (" << context << ")\n";
         return failure();
       }
+      machine.recycle(pool);
       if (s != 0)
         continue;
       double us = machine.finishTime();

@@ -1,0 +1,87 @@
+"""Simulates every .mscl algorithm in the given directories at every rank
+count and node shape it supports; prints one line per run and fails if any
+supported configuration fails. A `require` that rejects a configuration
+means "not supported", not a failure."""
+import argparse
+import concurrent.futures
+import glob
+import os
+import re
+import subprocess
+import tempfile
+import sys
+
+SHAPES = [(2, None), (3, None), (4, None), (8, None), (16, None), (8, 4), (16, 4)]
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--tool", required=True)
+parser.add_argument("--schedules", type=int, default=50)
+parser.add_argument("--bytes", default="")
+parser.add_argument("--jobs", type=int, default=2)
+parser.add_argument("--opt", default="",
+                    help="mscl-opt, to run --mscl-optimize between the "
+                         "frontend and the simulator while the driver does "
+                         "not run the pass pipeline itself")
+parser.add_argument("dirs", nargs="+")
+args = parser.parse_args()
+
+files = []
+for d in args.dirs:
+    for path in sorted(glob.glob(os.path.join(d, "*.mscl"))):
+        with open(path) as f:
+            if re.search(r"^\s*algorithm\s+\w+\s*:", f.read(), re.M):
+                files.append(path)
+
+
+def optimizer():
+    """The pass pipeline to run by hand, if mscl-opt has it."""
+    if not args.opt:
+        return None
+    help_text = subprocess.run([args.opt, "--help"], capture_output=True,
+                               text=True).stdout
+    return "--mscl-optimize" if "--mscl-optimize" in help_text else None
+
+
+PIPELINE = optimizer()
+
+
+def run(job):
+    path, ranks, gpn = job
+    shape = f"{ranks} ranks" + (f" ({ranks // gpn}x{gpn})" if gpn else "")
+    name = os.path.basename(path)
+    frontend = ["--ranks", str(ranks)] + (["--gpus-per-node", str(gpn)] if gpn else [])
+    sim = ["--simulate", "--schedules", str(args.schedules)]
+    if args.bytes:
+        sim += ["--bytes", args.bytes]
+    if PIPELINE:
+        with tempfile.TemporaryDirectory() as tmp:
+            raw, opt = os.path.join(tmp, "raw.mlir"), os.path.join(tmp, "opt.mlir")
+            proc = subprocess.run([args.tool, path, "-o", raw] + frontend,
+                                  capture_output=True, text=True)
+            if proc.returncode == 0:
+                proc = subprocess.run([args.opt, PIPELINE, raw, "-o", opt],
+                                      capture_output=True, text=True)
+            if proc.returncode == 0:
+                proc = subprocess.run([args.tool, opt] + sim,
+                                      capture_output=True, text=True)
+    else:
+        proc = subprocess.run([args.tool, path] + frontend + sim,
+                              capture_output=True, text=True)
+    if proc.returncode == 0:
+        return True, f"PASS {name} {shape}"
+    errors = [l for l in proc.stderr.splitlines() if ": error: " in l]
+    if errors and all("requirement failed" in l for l in errors):
+        return True, f"UNSUPPORTED {name} {shape}: {errors[0].split('error: ')[1]}"
+    return False, f"FAIL {name} {shape}\n{proc.stdout}{proc.stderr}"
+
+
+jobs = [(f, r, g) for f in files for r, g in SHAPES]
+ok = True
+passed = 0
+with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+    for good, line in pool.map(run, jobs):
+        print(line)
+        ok &= good
+        passed += line.startswith("PASS")
+print(f"{len(files)} algorithms, {len(jobs)} configurations, {passed} passed")
+sys.exit(0 if ok else 1)
