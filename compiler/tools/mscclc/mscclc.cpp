@@ -14,11 +14,14 @@
 #include "mscclc/Simulator/Simulator.h"
 
 #include "mscl/IR/MsclDialect.h"
+#include "mscl/Transforms/Passes.h"
+#include "mscl/Verification/Passes.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -82,6 +85,16 @@ cl::opt<unsigned> threadsPerBlock("threads-per-block",
 cl::opt<bool> embedHeaders(
     "embed-headers",
     cl::desc("--emit=cuda: paste the device headers into the source"),
+    cl::init(false), cl::cat(mscclcCategory));
+cl::opt<bool> noPasses(
+    "no-passes",
+    cl::desc("Skip the optimisation passes (replicate, fuse, barriers)"),
+    cl::init(false), cl::cat(mscclcCategory));
+cl::opt<bool> skipStaticChecks(
+    "skip-static-checks",
+    cl::desc("Skip the proof of synchronisation and of the collective "
+             "(mscl-check-sync, mscl-check-collective), e.g. to simulate a "
+             "program they reject"),
     cl::init(false), cl::cat(mscclcCategory));
 cl::opt<bool> verifyDiagnostics(
     "verify-diagnostics",
@@ -259,6 +272,19 @@ LogicalResult compile(llvm::SourceMgr &sourceMgr, MLIRContext &ctx,
   OwningOpRef<ModuleOp> ir = mscclc::generateMLIR(*program, ctx);
   if (!ir)
     return failure();
+  if (!noPasses) {
+    PassManager pm(&ctx, ModuleOp::getOperationName());
+    mscl::buildOptimizationPipeline(pm, /*instances=*/0);
+    if (failed(pm.run(*ir)))
+      return failure();
+  }
+  // The static proof runs on what is emitted: after the optimisations.
+  if (!skipStaticChecks) {
+    PassManager pm(&ctx, ModuleOp::getOperationName());
+    mscl::addVerificationPasses(pm);
+    if (failed(pm.run(*ir)))
+      return failure();
+  }
   return emitModule(*ir, os);
 }
 
