@@ -142,6 +142,9 @@ LogicalResult Reference::check(const Machine &machine) const {
         break;
       }
       Word got = out[offset + i];
+      // avg reduces as a sum; the division by N happens once, at the end.
+      if (reduce == ReduceKind::avg && !reduced.empty())
+        divideBy(type, &got, 1, n);
       bool ok = e.approximate
                     ? std::fabs(toDouble(got) - e.value) <= e.tolerance
                     : got == e.exact ||
@@ -157,6 +160,8 @@ LogicalResult Reference::check(const Machine &machine) const {
     Operation *writer = machine.lastWriter(r, model.output, index);
     auto diag = emitError(writer ? writer->getLoc() : model.program.getLoc());
     Word got = out[index];
+    if (reduce == ReduceKind::avg && !reduced.empty())
+      divideBy(type, &got, 1, n);
     diag << "wrong result of " << stringifyCollectiveKind(kind) << " ("
          << stringify(reduce) << ", " << stringify(type) << "): rank " << r << " " << outInfo.name << "["
          << layout.chunkOf(outInfo, index) << "] element " << index;
