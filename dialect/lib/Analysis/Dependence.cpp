@@ -89,6 +89,11 @@ DependenceAnalysis::DependenceAnalysis(Operation *op) {
   if (!program)
     return;
   groups = SwitchGroups(program);
+  size_t count = 0;
+  program.walk([&](Operation *) { ++count; });
+  opIndex.reserve(count);
+  accesses.reserve(count);
+  edges.reserve(count);
   for (auto buffer : program.getBodyBlock().getOps<BufferOp>())
     if (buffer.getPacket())
       packetBuffers.insert(buffer.getSymName());
@@ -102,16 +107,16 @@ DependenceAnalysis::DependenceAnalysis(Operation *op) {
 }
 
 ArrayRef<Dependence> DependenceAnalysis::getDependences(Operation *op) const {
-  auto it = edges.find(op);
-  if (it == edges.end())
+  auto it = opIndex.find(op);
+  if (it == opIndex.end())
     return {};
-  return it->second;
+  return edges[it->second];
 }
 
 const OpAccesses &DependenceAnalysis::getAccesses(Operation *op) const {
   static const OpAccesses none;
-  auto it = accesses.find(op);
-  return it == accesses.end() ? none : it->second;
+  auto it = opIndex.find(op);
+  return it == opIndex.end() ? none : accesses[it->second];
 }
 
 unsigned DependenceAnalysis::getBufferId(StringRef name) {
@@ -121,7 +126,11 @@ unsigned DependenceAnalysis::getBufferId(StringRef name) {
 DependenceAnalysis::Slot &DependenceAnalysis::getSlot(ChunkAttr chunk,
                                                       int64_t index,
                                                       int walk) {
-  Key key{getBufferId(chunk.getBuffer()), chunk.getRank(), index};
+  // Buffer ids by chunk attribute: a pointer hash, not a string hash.
+  auto [it, inserted] = chunkBuffers.try_emplace(chunk, 0);
+  if (inserted)
+    it->second = getBufferId(chunk.getBuffer());
+  Key key{it->second, chunk.getRank(), index};
   if (walk == 1 && !snapshot.count(key))
     snapshot[key] = slots.lookup(key);
   return slots[key];
@@ -155,7 +164,7 @@ void DependenceAnalysis::addEdge(const Entry &from, Operation *to,
       return;
     loopCarried = true;
   }
-  SmallVector<Dependence, 2> &list = edges[to];
+  SmallVector<Dependence, 2> &list = edges[opIndex.lookup(to)];
   for (const Dependence &dep : list)
     if (dep.source == from.op && dep.kind == kind &&
         dep.loopCarried == loopCarried)
@@ -194,26 +203,26 @@ void DependenceAnalysis::visitOp(Operation *op, Operation *pipeline,
     tracker.visit(op, pipeline);
     if (implied.before)
       tracker.addPointBefore(op);
-    accesses[op] = mscl::getAccesses(op, &groups);
+    opIndex[op] = accesses.size();
+    accesses.push_back(mscl::getAccesses(op, &groups));
+    edges.emplace_back();
   }
-  // Copy: addEdge may grow other maps, never this entry, but keep it simple.
-  const OpAccesses acc = accesses.lookup(op);
+  // By index: nothing below grows `accesses`.
+  const OpAccesses &acc = accesses[opIndex.lookup(op)];
 
   for (const ChunkAccess &read : acc.reads)
     for (int64_t i = read.chunk.getIndex(); i < read.chunk.getEnd(); ++i) {
+      // addEdge touches no slot: the reference stays valid.
       Slot &slot = getSlot(read.chunk, i, walk);
-      SmallVector<Entry, 2> writers(slot.writers.begin(), slot.writers.end());
-      for (const Entry &w : writers)
+      for (const Entry &w : slot.writers)
         addEdge(w, op, read.chunk, DependenceKind::RAW, pipeline, walk);
     }
   for (const ChunkAccess &write : acc.writes)
     for (int64_t i = write.chunk.getIndex(); i < write.chunk.getEnd(); ++i) {
       Slot &slot = getSlot(write.chunk, i, walk);
-      SmallVector<Entry, 2> writers(slot.writers.begin(), slot.writers.end());
-      SmallVector<Entry, 2> readers(slot.readers.begin(), slot.readers.end());
-      for (const Entry &w : writers)
+      for (const Entry &w : slot.writers)
         addEdge(w, op, write.chunk, DependenceKind::WAW, pipeline, walk);
-      for (const Entry &r : readers)
+      for (const Entry &r : slot.readers)
         addEdge(r, op, write.chunk, DependenceKind::WAR, pipeline, walk);
     }
 

@@ -15,6 +15,7 @@
 #include "llvm/ADT/StringSet.h"
 
 #include <limits>
+#include <vector>
 
 namespace mscl {
 
@@ -140,8 +141,12 @@ private:
   SwitchGroups groups;
   llvm::StringSet<> packetBuffers;
   llvm::StringMap<unsigned> bufferIds;
-  llvm::DenseMap<mlir::Operation *, OpAccesses> accesses;
-  llvm::DenseMap<mlir::Operation *, llvm::SmallVector<Dependence, 2>> edges;
+  llvm::DenseMap<mlir::Attribute, unsigned> chunkBuffers;
+  /// Per thread-block operation (by index): its accesses and edges. Kept
+  /// out of the map so that growing it moves only indices.
+  llvm::DenseMap<mlir::Operation *, unsigned> opIndex;
+  std::vector<OpAccesses> accesses;
+  std::vector<llvm::SmallVector<Dependence, 2>> edges;
 
   // State of the walk of the current thread block.
   SeparationTracker tracker;
