@@ -261,11 +261,11 @@ LogicalResult Machine::load(int task, Operation *op, uint32_t inst, int rank,
     int64_t flag = currentFlag(tasks[task]);
     if (packetState(rank, buffer, lo, hi, flag) != 1) {
       auto diag = error(op);
-      diag << "LL packets overwritten before they were read: "
-           << taskName(task) << " reads " << describe(rank, buffer, lo, hi)
-           << " expecting flag " << flag
-           << " but a later LL put (next pipeline iteration) already "
-              "replaced them";
+      diag << "LL packets with a later flag: " << taskName(task) << " reads "
+           << describe(rank, buffer, lo, hi) << " expecting flag " << flag
+           << ", but some packets carry the flag of a later pipeline "
+              "iteration: they were overwritten before this read, or are "
+              "read outside the iteration that wrote them";
       addContext(diag);
       return failure();
     }

@@ -98,6 +98,17 @@ LogicalResult mscclc::sim::simulate(ProgramOp program,
   for (auto [sizeIndex, bytes] : llvm::enumerate(sizes)) {
     Layout layout{std::max<int64_t>(1, bytes / (elem * factor)),
                   model.chunks};
+    // Every element takes a 64-bit word on every rank.
+    int64_t words = 0;
+    for (const BufferInfo &buffer : model.buffers)
+      words += layout.size(buffer) * model.ranks;
+    if (words > (int64_t(1) << 28)) {
+      emitError(program.getLoc())
+          << "cannot simulate " << formatBytes(bytes) << " on " << model.ranks
+          << " ranks: the buffers would hold " << words
+          << " elements (at most 268435456); choose a smaller --bytes";
+      return failure();
+    }
     Reference reference(model, layout, options.dataType, options.reduceKind,
                         makeInputs(model, layout, options.dataType,
                                    options.reduceKind,

@@ -228,9 +228,10 @@ LogicalResult Machine::runSync(int leader, const Step &step) {
     if (tracing) {
       double from = t.blockedSince >= 0 ? t.blockedSince : t.time;
       TraceSlice &slice = addSlice(m, step, from, end, 0);
-      slice.flowIn = flowIn;
-      if (m == leader)
+      if (m == leader) { // one arrow per signal, drawn to the group's first
+        slice.flowIn = flowIn;
         slice.flowOut = flowOut;
+      }
     }
     t.time = end;
     t.blockedSince = -1;

@@ -89,8 +89,6 @@ struct SimulationOptions {
   /// size; empty for none.
   std::string tracePath;
   CostModel cost;
-  /// Print one line per size and schedule group while running.
-  bool verbose = false;
 };
 
 /// Simulates `program` for every size and schedule of `options`. Failures
