@@ -67,6 +67,7 @@ mscl.program @keep attributes {collective = #mscl.collective<allreduce>,
   mscl.channel @hb01b memory HB 0 -> 1 id 1
   mscl.channel @hb01c memory HB 0 -> 1 id 2
   mscl.channel @hb01d memory HB 0 -> 1 id 3
+  mscl.channel @hb01e memory HB 0 -> 1 id 4
   mscl.rank 0 {
     // A port channel copies from memory: no fusion.
     // CHECK: mscl.threadblock 0 {
@@ -113,6 +114,16 @@ mscl.program @keep attributes {collective = #mscl.collective<allreduce>,
       mscl.reduce to <rank 0, s[3]> from [<rank 0, input[3]>, <rank 0, input[0]>]
       mscl.copy to <rank 0, output[3]> from <rank 0, s[3]>
       mscl.put @hb01d to <rank 1, s[3]> from <rank 0, s[3]>
+    }
+    // A wait in between: the reduce overlaps the wait on purpose.
+    // CHECK: mscl.threadblock 5 {
+    // CHECK-NEXT: mscl.reduce
+    // CHECK-NEXT: mscl.wait
+    // CHECK-NEXT: mscl.put @hb01e
+    mscl.threadblock 5 {
+      mscl.reduce to <rank 0, output[1]> from [<rank 0, input[1]>, <rank 0, input[2]>]
+      mscl.wait [@hb01e]
+      mscl.put @hb01e to <rank 1, s[1]> from <rank 0, output[1]>
     }
   }
 }

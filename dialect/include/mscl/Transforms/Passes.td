@@ -53,7 +53,8 @@ def MsclFuseReducePut : Pass<"mscl-fuse-reduce-put", "mscl::ProgramOp"> {
     becomes one `mscl.reduce_put` to every peer, placed at the last put.
     The result is still stored to `D` (`store`) unless `D` is a scratch
     chunk that nothing else reads. Operations between them may not touch the
-    chunks involved and may not be signals or flushes.
+    chunks involved; only data ops and barriers may lie between (no signal,
+    wait, flush or pipeline).
   }];
 }
 
@@ -93,8 +94,9 @@ def MsclMergeReduce : Pass<"mscl-merge-reduce", "mscl::ProgramOp"> {
   let description = [{
     `reduce to D from S1` followed by `reduce to D from [D, S2...]` becomes
     `reduce to D from S1 ++ S2`; the same for `mscl.read_reduce`, whose
-    remote chunks are concatenated too. Operations between them may not
-    touch the chunks involved.
+    remote chunks are concatenated too; a chain merges into one op, and a
+    copy into D may start it. Operations between them may not touch the
+    chunks involved; only data ops and barriers may lie between.
   }];
 }
 
