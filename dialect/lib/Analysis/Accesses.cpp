@@ -37,13 +37,13 @@ static SmallVector<int64_t, 8> switchRanks(Operation *op,
 }
 
 /// `chunk` on every rank of `ranks`; the executing rank's copy is local.
-static void addGroupAccesses(SmallVectorImpl<ChunkAccess> &out,
-                             ChunkAttr chunk, ArrayRef<int64_t> ranks) {
+static void addGroupAccesses(SmallVectorImpl<ChunkAccess> &out, ChunkAttr chunk,
+                             ArrayRef<int64_t> ranks) {
   out.push_back({chunk, false});
   for (int64_t rank : ranks)
     if (rank != chunk.getRank())
-      out.push_back({ChunkAttr::get(chunk.getContext(), chunk.getBuffer(),
-                                    rank, chunk.getIndex(), chunk.getCount()),
+      out.push_back({ChunkAttr::get(chunk.getContext(), chunk.getBuffer(), rank,
+                                    chunk.getIndex(), chunk.getCount()),
                      true});
 }
 

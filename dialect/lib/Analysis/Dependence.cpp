@@ -124,8 +124,7 @@ unsigned DependenceAnalysis::getBufferId(StringRef name) {
 }
 
 DependenceAnalysis::Slot &DependenceAnalysis::getSlot(ChunkAttr chunk,
-                                                      int64_t index,
-                                                      int walk) {
+                                                      int64_t index, int walk) {
   // Buffer ids by chunk attribute: a pointer hash, not a string hash.
   auto [it, inserted] = chunkBuffers.try_emplace(chunk, 0);
   if (inserted)
@@ -173,8 +172,7 @@ void DependenceAnalysis::addEdge(const Entry &from, Operation *to,
                   tracker.isSeparated(from.op, to, loopCarried)});
 }
 
-void DependenceAnalysis::visitOp(Operation *op, Operation *pipeline,
-                                 int walk) {
+void DependenceAnalysis::visitOp(Operation *op, Operation *pipeline, int walk) {
   if (isa<PipelineOp>(op)) {
     Block &body = op->getRegion(0).front();
     tracker.enterPipeline(op);

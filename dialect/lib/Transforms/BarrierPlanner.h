@@ -34,9 +34,7 @@ public:
   void planBlock(ThreadBlockOp block);
 
   /// Insert mode: the operations that need a barrier right before them.
-  llvm::ArrayRef<mlir::Operation *> getInsertions() const {
-    return insertions;
-  }
+  llvm::ArrayRef<mlir::Operation *> getInsertions() const { return insertions; }
   /// Elide mode: the existing barriers that are needed.
   const llvm::DenseSet<mlir::Operation *> &getKept() const { return kept; }
 

@@ -6,8 +6,9 @@
 // the earlier puts move down to the last put, so every op between them
 // must let them pass (FusionUtils.h) and not touch their chunks. `store D`
 // stays unless D is a scratch chunk that no other operation of the program
-// reads (the reduce itself may: `reduce to D from [D, X]`). A reduce_put with a store takes later puts of its stored chunk the
-// same way. Port channels are left alone: their proxy copies from memory.
+// reads (the reduce itself may: `reduce to D from [D, X]`). A reduce_put with a
+// store takes later puts of its stored chunk the same way. Port channels are
+// left alone: their proxy copies from memory.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,7 +18,6 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringSet.h"
-
 
 namespace mscl {
 #define GEN_PASS_DEF_MSCLFUSEREDUCEPUT
@@ -53,8 +53,8 @@ private:
   DenseMap<ChunkKey, SmallVector<Operation *, 2>> readers;
   llvm::StringMap<unsigned> bufferIds;
   ChunkKey key(ChunkAttr chunk, int64_t index) {
-    unsigned id =
-        bufferIds.try_emplace(chunk.getBuffer(), bufferIds.size()).first->second;
+    unsigned id = bufferIds.try_emplace(chunk.getBuffer(), bufferIds.size())
+                      .first->second;
     return {id, chunk.getRank(), index};
   }
   bool indexed = false;

@@ -25,7 +25,8 @@ bool canSinkPast(mlir::Operation *op);
 
 /// Calls `fn` on every block that holds thread-block operations: each
 /// thread-block body and each pipeline body.
-void forEachOpList(ProgramOp program, llvm::function_ref<void(mlir::Block &)> fn);
+void forEachOpList(ProgramOp program,
+                   llvm::function_ref<void(mlir::Block &)> fn);
 
 /// The channel declaration named by `ref`, or null.
 class ChannelTable {

@@ -64,7 +64,8 @@ bool accumulates(const Reduction &first, const Reduction &second) {
          });
 }
 
-struct MergeReducePass final : mscl::impl::MsclMergeReduceBase<MergeReducePass> {
+struct MergeReducePass final
+    : mscl::impl::MsclMergeReduceBase<MergeReducePass> {
   /// Merges `op` and every later reduction accumulating into its
   /// destination (a chain, in one rewrite) into one op at the last of them.
   /// Returns the merged op, or null.

@@ -34,10 +34,9 @@ void mscl::registerTransformPasses() {
 void mscl::buildOptimizationPipeline(OpPassManager &pm, int64_t instances) {
   // Programs are isolated from above: nest under a module, or use `pm`
   // itself when it already runs on programs.
-  OpPassManager &programPm =
-      pm.getOpName() == ProgramOp::getOperationName()
-          ? pm
-          : pm.nest(ProgramOp::getOperationName());
+  OpPassManager &programPm = pm.getOpName() == ProgramOp::getOperationName()
+                                 ? pm
+                                 : pm.nest(ProgramOp::getOperationName());
   MsclReplicateOptions replicate;
   replicate.instances = instances;
   programPm.addPass(createMsclReplicate(replicate));

@@ -7,11 +7,11 @@
 // A user-buffer range of several chunks is no longer contiguous per
 // instance and is split into one op per chunk first (every data op is
 // element-wise; a put_with_signal becomes puts and one put_with_signal on
-// the last chunk, so the peer still sees one signal). Scratch buffers have no user layout: instance i takes the
-// contiguous copy i*M .. i*M+M-1 of an M-chunk buffer, so scratch ranges
-// stay whole. Channels get one copy per instance (ids id*K + i, both ends
-// alike, so the pairing of ends is kept) because a channel belongs to one
-// thread block.
+// the last chunk, so the peer still sees one signal). Scratch buffers have no
+// user layout: instance i takes the contiguous copy i*M .. i*M+M-1 of an
+// M-chunk buffer, so scratch ranges stay whole. Channels get one copy per
+// instance (ids id*K + i, both ends alike, so the pairing of ends is kept)
+// because a channel belongs to one thread block.
 //
 //===----------------------------------------------------------------------===//
 
@@ -104,12 +104,12 @@ bool hasUserRange(Operation *op, const llvm::StringMap<int64_t> &scratch) {
 void ReplicatePass::replicateChannels(ProgramOp program) {
   llvm::StringSet<> names;
   for (Operation &op : program.getBodyBlock())
-    if (auto symbol = op.getAttrOfType<StringAttr>(
-            SymbolTable::getSymbolAttrName()))
+    if (auto symbol =
+            op.getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName()))
       names.insert(symbol.getValue());
   OpBuilder builder(&getContext());
-  for (auto channel : llvm::make_early_inc_range(
-           program.getBodyBlock().getOps<ChannelOp>())) {
+  for (auto channel :
+       llvm::make_early_inc_range(program.getBodyBlock().getOps<ChannelOp>())) {
     int64_t id = channel.getIdAttr().getInt();
     SmallVector<FlatSymbolRefAttr> &copies =
         channelCopies[channel.getSymName()];
@@ -155,7 +155,8 @@ void ReplicatePass::splitUserRanges(Block &block) {
       });
       // One signal (and flush) still covers all the pieces: only the last
       // piece keeps it, the others are plain puts before it.
-      if (m + 1 < count && isa<PutWithSignalOp, PutWithSignalAndFlushOp>(piece)) {
+      if (m + 1 < count &&
+          isa<PutWithSignalOp, PutWithSignalAndFlushOp>(piece)) {
         PutOp::create(builder, piece->getLoc(),
                       piece->getAttrOfType<FlatSymbolRefAttr>("channel"),
                       piece->getAttrOfType<ChunkAttr>("dst"),
