@@ -1,24 +1,16 @@
 #!/usr/bin/env bash
 # Times the CPU simulator on an 8-rank AllReduce of 1 MB (examples/
 # allreduce_2pa_hb.mscl): the median wall time of several runs, for one
-# schedule and for the default 50 schedules.
+# schedule and for the default 50 schedules, from the .mscl source
+# (frontend, pass pipeline and simulation).
 # Usage: bench/simulator_time.sh [BUILD_DIR] [RUNS]   (default: build, 5)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
 runs=${2:-5}
 mscclc=$build/bin/mscclc
-opt=$build/bin/mscl-opt
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-
-"$mscclc" "$root/examples/allreduce_2pa_hb.mscl" --ranks 8 -o "$work/raw.mlir"
-# Simulate post-pass IR; run the pipeline by hand if the driver does not.
-if "$opt" --help 2>/dev/null | grep -q -- --mscl-optimize; then
-  "$opt" --mscl-optimize "$work/raw.mlir" -o "$work/prog.mlir"
-else
-  cp "$work/raw.mlir" "$work/prog.mlir"
-fi
 
 # Prints "wall cpu" medians in seconds; cpu = user + sys, which a shared
 # machine inflates less than wall time.
@@ -26,7 +18,8 @@ median() {
   local schedules=$1
   for _ in $(seq "$runs"); do
     TIMEFORMAT='%R %U %S'
-    { time "$mscclc" --simulate "$work/prog.mlir" --bytes 1M \
+    { time "$mscclc" --simulate "$root/examples/allreduce_2pa_hb.mscl" \
+        --ranks 8 --bytes 1M \
         --schedules "$schedules" > /dev/null; } 2>&1 | tail -1
   done > "$work/times"
   local wall cpu

@@ -8,7 +8,6 @@ import glob
 import os
 import re
 import subprocess
-import tempfile
 import sys
 
 SHAPES = [(2, None), (3, None), (4, None), (8, None), (16, None), (8, 4), (16, 4)]
@@ -18,10 +17,6 @@ parser.add_argument("--tool", required=True)
 parser.add_argument("--schedules", type=int, default=50)
 parser.add_argument("--bytes", default="")
 parser.add_argument("--jobs", type=int, default=2)
-parser.add_argument("--opt", default="",
-                    help="mscl-opt, to run --mscl-optimize between the "
-                         "frontend and the simulator while the driver does "
-                         "not run the pass pipeline itself")
 parser.add_argument("dirs", nargs="+")
 args = parser.parse_args()
 
@@ -33,18 +28,6 @@ for d in args.dirs:
                 files.append(path)
 
 
-def optimizer():
-    """The pass pipeline to run by hand, if mscl-opt has it."""
-    if not args.opt:
-        return None
-    help_text = subprocess.run([args.opt, "--help"], capture_output=True,
-                               text=True).stdout
-    return "--mscl-optimize" if "--mscl-optimize" in help_text else None
-
-
-PIPELINE = optimizer()
-
-
 def run(job):
     path, ranks, gpn = job
     shape = f"{ranks} ranks" + (f" ({ranks // gpn}x{gpn})" if gpn else "")
@@ -53,20 +36,8 @@ def run(job):
     sim = ["--simulate", "--schedules", str(args.schedules)]
     if args.bytes:
         sim += ["--bytes", args.bytes]
-    if PIPELINE:
-        with tempfile.TemporaryDirectory() as tmp:
-            raw, opt = os.path.join(tmp, "raw.mlir"), os.path.join(tmp, "opt.mlir")
-            proc = subprocess.run([args.tool, path, "-o", raw] + frontend,
-                                  capture_output=True, text=True)
-            if proc.returncode == 0:
-                proc = subprocess.run([args.opt, PIPELINE, raw, "-o", opt],
-                                      capture_output=True, text=True)
-            if proc.returncode == 0:
-                proc = subprocess.run([args.tool, opt] + sim,
-                                      capture_output=True, text=True)
-    else:
-        proc = subprocess.run([args.tool, path] + frontend + sim,
-                              capture_output=True, text=True)
+    proc = subprocess.run([args.tool, path] + frontend + sim,
+                          capture_output=True, text=True)
     if proc.returncode == 0:
         return True, f"PASS {name} {shape}"
     errors = [l for l in proc.stderr.splitlines() if ": error: " in l]
