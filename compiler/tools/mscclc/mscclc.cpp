@@ -90,11 +90,17 @@ cl::opt<bool> noPasses(
     "no-passes",
     cl::desc("Skip the optimisation passes (replicate, fuse, barriers)"),
     cl::init(false), cl::cat(mscclcCategory));
+// The static proof (docs/verification.md) runs by default when a runnable
+// program is emitted (cuda, plan, ptx, cubin); --static-checks asks for it
+// with any output, --skip-static-checks never runs it.
+cl::opt<bool> staticChecks(
+    "static-checks",
+    cl::desc("Prove synchronisation and the collective (mscl-check-sync, "
+             "mscl-check-collective) whatever is emitted"),
+    cl::init(false), cl::cat(mscclcCategory));
 cl::opt<bool> skipStaticChecks(
     "skip-static-checks",
-    cl::desc("Skip the proof of synchronisation and of the collective "
-             "(mscl-check-sync, mscl-check-collective), e.g. to simulate a "
-             "program they reject"),
+    cl::desc("Skip that proof, e.g. to simulate a program it rejects"),
     cl::init(false), cl::cat(mscclcCategory));
 cl::opt<bool> verifyDiagnostics(
     "verify-diagnostics",
@@ -279,7 +285,10 @@ LogicalResult compile(llvm::SourceMgr &sourceMgr, MLIRContext &ctx,
       return failure();
   }
   // The static proof runs on what is emitted: after the optimisations.
-  if (!skipStaticChecks) {
+  bool emitsKernels = !simulateFlag &&
+                      (emitKind == EmitKind::CUDA || emitKind == EmitKind::Plan ||
+                       emitKind == EmitKind::PTX || emitKind == EmitKind::CUBIN);
+  if (!skipStaticChecks && (staticChecks || emitsKernels)) {
     PassManager pm(&ctx, ModuleOp::getOperationName());
     mscl::addVerificationPasses(pm);
     if (failed(pm.run(*ir)))
