@@ -160,11 +160,15 @@ double timeCollective(Runner &r, size_t count, std::string *err) {
   bool ok = true;
   for (int i = 0; i < iters && ok; ++i)
     ok = r.launch(count, err);
+  // End every capture before instantiating: no other CUDA call is allowed
+  // on this thread while one of its captures is open.
   for (int d = 0; d < n; ++d) {
     CK(cudaSetDevice(d));
     CK(cudaStreamEndCapture(streams[d], &graphs[d]));
-    if (ok)
-      CK(cudaGraphInstantiate(&execs[d], graphs[d], 0));
+  }
+  for (int d = 0; d < n && ok; ++d) {
+    CK(cudaSetDevice(d));
+    CK(cudaGraphInstantiate(&execs[d], graphs[d], 0));
   }
   if (!ok)
     return -1;

@@ -91,11 +91,12 @@ stage_collectives() {
   run_logged collectives-procs $BUILD/bin/runtime-gpu-collectives --examples examples \
     --models procs --max-bytes 67108864 --repeat 0 ${COLLECTIVE_ARGS:-}
   run_logged collectives-group $BUILD/bin/runtime-gpu-collectives --examples examples \
-    --models group --max-bytes 67108864 --repeat 1000 ${COLLECTIVE_ARGS:-}
+    --models group --max-bytes 16777216 --repeat 1000 ${COLLECTIVE_ARGS:-}
   run_logged collectives-1g $BUILD/bin/runtime-gpu-collectives --examples examples \
-    --models group --types f32 --max-bytes 1073741824 --repeat 0 --quick ${COLLECTIVE_ARGS:-}
+    --models group --types f32 --max-bytes 1073741824 --repeat 0 --quick \
+    --only ${BIG_ONLY:-allreduce_2pa_hb,allreduce_2pr,allgather_allpairs,reducescatter_ring_overlap}
   for f in collectives-procs collectives-group collectives-1g; do
-    echo "== $f"; grep -E "^(FAIL|SKIP)|passed,|rank passed|FAILED" "$LOGS/$f.log" | head -30
+    echo "== $f"; grep -E "^(FAIL|SKIP)|passed,|rank passed|FAILED| in [0-9.]+ s" "$LOGS/$f.log" | head -40
   done
 }
 stage_bench() {

@@ -185,7 +185,8 @@ Status Communicator::enablePeerAccess(int peerDevice) {
 }
 
 Status Communicator::exchange(const std::vector<void *> &local,
-                              std::vector<std::vector<PeerPointer>> *out) {
+                              std::vector<std::vector<PeerPointer>> *out,
+                              const std::function<void()> &evictStale) {
   const DriverApi *api = nullptr;
   MSCCLC_TRY(driverApi(&api));
   DeviceGuard guard(device_);
@@ -229,23 +230,44 @@ Status Communicator::exchange(const std::vector<void *> &local,
       std::string key = std::to_string(r) + "/" +
                         std::string(reinterpret_cast<const char *>(&w.handle),
                                     sizeof(w.handle));
-      std::lock_guard<std::mutex> lock(mappingMutex_);
+      std::unique_lock<std::mutex> lock(mappingMutex_);
       auto found = mappings_.find(key);
       if (found == mappings_.end()) {
         void *base = nullptr;
         cudaError_t err = cudaIpcOpenMemHandle(&base, w.handle,
                                                cudaIpcMemLazyEnablePeerAccess);
         if (err == cudaErrorAlreadyMapped) {
-          // The driver packs small cudaMalloc allocations into one larger
-          // allocation, and an IPC handle opens the whole of it: a neighbour
-          // of this buffer is mapped already. Use that mapping when it
-          // covers the buffer.
           (void)cudaGetLastError();
-          void *inside = findCovering(r, w.raw - w.offset, w.offset + w.extent);
-          if (!inside)
-            MSCCLC_CUDA_CHECK(err);
-          p.ptr = static_cast<char *>(inside) + w.offset;
-          continue;
+          // The driver maps an allocation once per process. Either a
+          // neighbour in the same driver allocation is mapped already (use
+          // that mapping if it covers this buffer), or a stale mapping of a
+          // buffer the peer freed is still open (drop unused mappings and
+          // retry once).
+          void *inside = findCovering(r, w.raw - w.offset, w.offset + w.extent,
+                                      &p.mapBase);
+          if (inside) {
+            p.ptr = static_cast<char *>(inside) + w.offset;
+            continue;
+          }
+          if (evictStale) {
+            lock.unlock();
+            evictStale();
+            lock.lock();
+            err = cudaIpcOpenMemHandle(&base, w.handle,
+                                       cudaIpcMemLazyEnablePeerAccess);
+          }
+          if (err == cudaErrorAlreadyMapped) {
+            (void)cudaGetLastError();
+            return Status(Code::CudaError,
+                          format("cudaIpcOpenMemHandle: rank %d's buffer at "
+                                 "%#llx is part of a CUDA allocation this "
+                                 "process has mapped already for another "
+                                 "buffer (the driver packs allocations "
+                                 "under 2 MiB): allocate buffers that peers "
+                                 "access with at least 2 MiB each, or carve "
+                                 "them from one allocation",
+                                 r, static_cast<unsigned long long>(w.raw)));
+          }
         }
         MSCCLC_CUDA_CHECK(err);
         Mapping m;
@@ -258,12 +280,14 @@ Status Communicator::exchange(const std::vector<void *> &local,
       Mapping &m = found->second;
       ++m.refs;
       p.ptr = static_cast<char *>(m.base) + w.offset;
+      p.mapBase = m.base;
     }
   }
   return Status::ok();
 }
 
-void *Communicator::findCovering(int peer, uint64_t peerPtr, uint64_t bytes) {
+void *Communicator::findCovering(int peer, uint64_t peerPtr, uint64_t bytes,
+                                 void **mapBase) {
   const DriverApi *api = nullptr;
   if (!driverApi(&api).isOk())
     return nullptr;
@@ -283,6 +307,7 @@ void *Communicator::findCovering(int peer, uint64_t peerPtr, uint64_t bytes) {
     if (local >= uint64_t(localBase) &&
         local + bytes <= uint64_t(localBase) + localSize) {
       ++m.refs;
+      *mapBase = m.base;
       return reinterpret_cast<void *>(local);
     }
   }
@@ -290,24 +315,13 @@ void *Communicator::findCovering(int peer, uint64_t peerPtr, uint64_t bytes) {
 }
 
 void Communicator::release(const std::vector<std::vector<PeerPointer>> &ptrs) {
-  const DriverApi *api = nullptr;
-  if (!driverApi(&api).isOk())
-    return;
   DeviceGuard guard(device_);
   std::lock_guard<std::mutex> lock(mappingMutex_);
-  for (int r = 0; r < int(ptrs.size()); ++r) {
-    if (r == rank_ || sameProcess(r))
-      continue;
-    for (const PeerPointer &p : ptrs[size_t(r)]) {
-      if (!p.ptr)
-        continue;
-      CUdeviceptr base = 0;
-      size_t size = 0;
-      if (api->memGetAddressRange(&base, &size,
-                                  reinterpret_cast<CUdeviceptr>(p.ptr)) !=
-          CUDA_SUCCESS)
-        continue;
-      auto key = mappingKeys_.find(reinterpret_cast<void *>(base));
+  for (const auto &row : ptrs) {
+    for (const PeerPointer &p : row) {
+      if (!p.mapBase)
+        continue; // our own or a same-process pointer
+      auto key = mappingKeys_.find(p.mapBase);
       if (key == mappingKeys_.end())
         continue;
       auto m = mappings_.find(key->second);

@@ -108,9 +108,11 @@ DeviceGuard::DeviceGuard(int device) {
     (void)cudaGetLastError();
     previous_ = -1;
   }
-  if (device >= 0 && device != previous_) {
+  // Always set: on a fresh thread cudaGetDevice says 0 but no context is
+  // current for driver calls until cudaSetDevice makes it so.
+  if (device >= 0) {
     MSCCLC_CUDA_WARN(cudaSetDevice(device));
-    changed_ = true;
+    changed_ = device != previous_;
   }
 }
 

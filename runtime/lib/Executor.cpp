@@ -19,7 +19,7 @@ uint64_t roundScratch(uint64_t need) {
   // Powers of two while small (few regrowths in a size sweep), 2 MiB steps
   // for large counts (no doubling of a GiB buffer).
   if (need <= (uint64_t(64) << 20)) {
-    uint64_t r = 4096;
+    uint64_t r = kIpcGranularity; // peers map it: an allocation of its own
     while (r < need)
       r <<= 1;
     return r;
@@ -50,6 +50,12 @@ const char *errName(uint32_t code) {
 }
 
 } // namespace
+
+size_t maxContexts() {
+  const char *env = getenv("MSCCLC_MAX_BUFFER_CONTEXTS");
+  long v = env ? atol(env) : 0;
+  return v > 0 ? size_t(v) : 8;
+}
 
 uint64_t kernelTimeoutNs() {
   static const uint64_t ns = [] {
@@ -109,7 +115,10 @@ Status Executor::init() {
   size_t nMem = rankPlan_.memoryChannels.size();
   size_t nPort = rankPlan_.portChannels.size();
   size_t nSem = nMem + nPort > 0 ? nMem + nPort : 1;
-  MSCCLC_CUDA_CHECK(cudaMalloc(&semaphores_, nSem * sizeof(uint64_t)));
+  // Peers map the semaphores: an allocation of its own (kIpcGranularity).
+  size_t semBytes = (nSem * sizeof(uint64_t) + kIpcGranularity - 1) /
+                    kIpcGranularity * kIpcGranularity;
+  MSCCLC_CUDA_CHECK(cudaMalloc(&semaphores_, semBytes));
   MSCCLC_CUDA_CHECK(cudaMemset(semaphores_, 0, nSem * sizeof(uint64_t)));
   MSCCLC_CUDA_CHECK(
       cudaMalloc(&blockEpoch_, size_t(rankPlan_.blocks) * sizeof(mscclc_u32)));
@@ -188,6 +197,9 @@ Executor::~Executor() {
 void Executor::freeContexts() {
   for (auto &entry : contexts_) {
     Context &c = *entry.second;
+    for (size_t i = 0; i < c.proxyChannels.size(); ++i)
+      proxyFifo_->setChannel(uint32_t(size_t(c.index) * c.proxyChannels.size() + i),
+                             nullptr);
     comm_.release(c.peerUser);
     if (c.tables)
       MSCCLC_CUDA_WARN(cudaFree(c.tables));
@@ -221,6 +233,20 @@ bool Executor::needsCollectiveSetup(const void *input, void *output,
                            static_cast<unsigned long long>(allocationId(input)),
                            static_cast<unsigned long long>(allocationId(output)));
   return contexts_.find(key) == contexts_.end();
+}
+
+Status Executor::drainLocal() {
+  // Our kernels and copies (device sync) and the proxy's queue are done.
+  MSCCLC_CUDA_CHECK(cudaDeviceSynchronize());
+  if (proxy_ && proxyFifo_) {
+    uint64_t head = 0;
+    MSCCLC_CUDA_CHECK(
+        cudaMemcpy(&head, head_, sizeof(head), cudaMemcpyDeviceToHost));
+    MSCCLC_TRY(proxy_->drain(proxyFifo_.get(), head, 60));
+    for (cudaStream_t s : portStreams_)
+      MSCCLC_CUDA_CHECK(cudaStreamSynchronize(s));
+  }
+  return Status::ok();
 }
 
 Status Executor::quiesce() {
@@ -321,10 +347,21 @@ Status Executor::buildContext(const void *input, void *output, Context *ctx) {
   if (nSw > 0)
     MSCCLC_TRY(multicastAllowed());
 
-  if (needPeerUser_)
+  if (needPeerUser_) {
+    // Mappings of buffers the peers freed block new mappings of the same
+    // memory: drop unused contexts (after our kernels are done with them).
+    auto evict = [this] {
+      Status s = drainLocal();
+      if (!s.isOk())
+        MSCCLC_LOG(Warn, "evicting buffer contexts: %s", s.message().c_str());
+      freeContexts();
+    };
+    if (contexts_.size() >= maxContexts())
+      evict();
     MSCCLC_TRY(comm_.exchange({const_cast<void *>(input), output},
-                              &ctx->peerUser)
+                              &ctx->peerUser, evict)
                    .context("exchanging user buffers"));
+  }
 
   auto peerUser = [&](int r, int which) -> PeerPointer {
     if (ctx->peerUser.empty())

@@ -131,12 +131,13 @@ struct Case {
 void setUp(Case &c, int n, int rank, int round) {
   c.sendBytes = c.count * sizeOf(c.t);
   c.recvBytes = c.port ? c.sendBytes * size_t(n) : c.sendBytes;
-  GT_CUDA(cudaMalloc(&c.recv, c.recvBytes));
+  // Buffers that peers map get allocations of their own (docs/jit-api.md).
+  GT_CUDA(cudaMalloc(&c.recv, std::max<size_t>(c.recvBytes, 2u << 20)));
   GT_CUDA(cudaMemset(c.recv, 0xff, c.recvBytes)); // poison
   if (c.inPlace) {
     c.send = c.recv;
   } else {
-    GT_CUDA(cudaMalloc(&c.send, c.sendBytes));
+    GT_CUDA(cudaMalloc(&c.send, std::max<size_t>(c.sendBytes, 2u << 20)));
   }
   std::vector<char> host(c.sendBytes);
   fillRandom(c.t, host.data(), c.count, seedOf(rank, c.count, c.t, round));

@@ -21,6 +21,7 @@
 #include "mscclc/runtime/Bootstrap.h"
 #include "mscclc/runtime/Cuda.h"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -44,7 +45,13 @@ struct PeerInfo {
 struct PeerPointer {
   void *ptr = nullptr;  ///< Usable on this rank's device; null if none.
   uint64_t extent = 0;  ///< Bytes from ptr to the end of its allocation.
+  void *mapBase = nullptr; ///< The IPC mapping holding ptr (null: none).
 };
+
+/// Memory that peers map through CUDA IPC is allocated in multiples of this:
+/// the driver packs smaller cudaMalloc allocations together, and a process
+/// can map such a shared piece only once.
+constexpr size_t kIpcGranularity = size_t(2) << 20;
 
 class Communicator {
 public:
@@ -70,8 +77,12 @@ public:
   /// count on every rank; null allowed). Returns out[r][i] = rank r's i-th
   /// pointer mapped for this rank (our own for r == rank()). Every mapped
   /// pointer must be given back with release().
+  /// `evictStale`, when given, releases mappings the caller no longer
+  /// needs; it is called (locally, not collectively) when the driver reports
+  /// an allocation as mapped already, and the open is retried once.
   Status exchange(const std::vector<void *> &local,
-                  std::vector<std::vector<PeerPointer>> *out);
+                  std::vector<std::vector<PeerPointer>> *out,
+                  const std::function<void()> &evictStale = nullptr);
   /// Drops the mappings exchange() made for `pointers` (closes IPC mappings
   /// no longer used).
   void release(const std::vector<std::vector<PeerPointer>> &pointers);
@@ -111,7 +122,8 @@ private:
   };
   /// A pointer into a mapping already open for `peer` that covers
   /// [peerPtr, peerPtr + bytes), or null (see exchange()).
-  void *findCovering(int peer, uint64_t peerPtr, uint64_t bytes);
+  void *findCovering(int peer, uint64_t peerPtr, uint64_t bytes,
+                     void **mapBase);
   std::mutex mappingMutex_;
   /// Key: peer rank + the 64 bytes of the IPC handle.
   std::map<std::string, Mapping> mappings_;

@@ -40,6 +40,9 @@ struct DeviceError {
 
 /// Spin time-out of the kernels (MSCCLC_TIMEOUT_MS, default 30000; 0 = none).
 uint64_t kernelTimeoutNs();
+/// Buffer pairs whose peer mappings an executor keeps
+/// (MSCCLC_MAX_BUFFER_CONTEXTS, default 8); more evict the older ones.
+size_t maxContexts();
 
 class Executor {
 public:
@@ -89,6 +92,7 @@ private:
   Status buildContext(const void *input, void *output, Context *ctx);
   void freeContexts();
   Status quiesce();
+  Status drainLocal();
   std::string describeError(const MscclcErrorRecord &r) const;
   uint64_t allocationId(const void *ptr) const;
 
