@@ -98,6 +98,7 @@ struct BatchSignalsPass final
 
   void runOnOperation() override {
     channelTable.emplace(getOperation());
+    changed = false;
     OpBuilder builder(&getContext());
     forEachOpList(getOperation(), [&](Block &block) {
       Operation *op = block.empty() ? nullptr : &block.front();

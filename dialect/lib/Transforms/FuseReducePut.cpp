@@ -162,6 +162,11 @@ Operation *FuseReducePutPass::tryFuse(Operation *op, OpBuilder &builder) {
 
 void FuseReducePutPass::runOnOperation() {
   ProgramOp program = getOperation();
+  // One pass instance may run on several programs: start afresh.
+  scratchBuffers.clear();
+  readers.clear();
+  bufferIds.clear();
+  indexed = false;
   channelTable.emplace(program);
   groups = SwitchGroups(program);
   for (auto buffer : program.getBodyBlock().getOps<BufferOp>())

@@ -197,6 +197,9 @@ void ReplicatePass::remap(Operation *root, int64_t instance) {
 
 void ReplicatePass::runOnOperation() {
   ProgramOp program = getOperation();
+  // One pass instance may run on several programs: start afresh.
+  scratchChunks.clear();
+  channelCopies.clear();
   factor = instances ? static_cast<int64_t>(instances)
                      : program.getInstancesAttr().getInt();
   if (factor < 1 || factor > 4096) {
