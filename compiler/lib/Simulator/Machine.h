@@ -183,6 +183,9 @@ public:
   mlir::Operation *lastWriter(int rank, int buffer, int64_t e) const;
   double finishTime() const;
   std::vector<TraceSlice> trace;
+  /// The trace stops growing at this many slices (set `truncated`).
+  static constexpr size_t maxTraceSlices = 2000000;
+  bool truncated = false;
   int flowCount = 0;
 
 private:
@@ -276,6 +279,7 @@ private:
   std::string context;
   std::vector<Word> scratchA, scratchB;
   std::vector<double> egressFree; ///< per rank, for the cost model
+  TraceSlice overflowSlice;       ///< written to once the trace is full
 };
 
 } // namespace sim

@@ -146,7 +146,8 @@ LogicalResult mscclc::sim::simulate(ProgramOp program,
       estimates.push_back(formatTime(us) + " at " + formatBytes(bytes));
       if (tracing) {
         std::string error = writeTrace(options.tracePath, model,
-                                       machine.trace, name, us);
+                                       machine.trace, name, us,
+                                       machine.truncated);
         if (!error.empty()) {
           emitError(program.getLoc()) << error;
           return failure();

@@ -400,6 +400,10 @@ TraceSlice &Machine::addSlice(int task, const Step &step, double start,
                               double end, int64_t elements) {
   const Task &t = tasks[task];
   const BlockInfo &block = model.blocks[t.block];
+  if (trace.size() >= maxTraceSlices) {
+    truncated = true;
+    return overflowSlice;
+  }
   TraceSlice slice;
   slice.rank = block.rank;
   slice.tb = block.id;

@@ -20,7 +20,8 @@ using namespace mscclc::sim;
 
 std::string mscclc::sim::writeTrace(llvm::StringRef path, const Model &model,
                                     llvm::ArrayRef<TraceSlice> slices,
-                                    llvm::StringRef title, double estimate) {
+                                    llvm::StringRef title, double estimate,
+                                    bool truncated) {
   std::error_code ec;
   llvm::raw_fd_ostream file(path, ec, llvm::sys::fs::OF_Text);
   if (ec)
@@ -31,6 +32,8 @@ std::string mscclc::sim::writeTrace(llvm::StringRef path, const Model &model,
     json.attributeObject("otherData", [&] {
       json.attribute("algorithm", title);
       json.attribute("estimated_us", estimate);
+      if (truncated)
+        json.attribute("truncated", "only the first operations are shown");
     });
     json.attributeArray("traceEvents", [&] {
       std::set<std::pair<int, int64_t>> threads;

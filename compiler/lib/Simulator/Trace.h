@@ -11,7 +11,8 @@ namespace sim {
 /// an empty string.
 std::string writeTrace(llvm::StringRef path, const Model &model,
                        llvm::ArrayRef<TraceSlice> slices,
-                       llvm::StringRef title, double estimate);
+                       llvm::StringRef title, double estimate,
+                       bool truncated);
 
 } // namespace sim
 } // namespace mscclc
