@@ -1,14 +1,14 @@
 //===- ProgramCheck.cpp - Symbolic check of an evaluated Program ----------===//
 //
 // `mscclc-program-check file.mscl [--ranks N] [--gpus-per-node G] [-D k=v]
-// [--seeds S] [--launches L] [--print] [--run=false]` parses and evaluates an algorithm
-// with the frontend and runs the resulting mscclc::Program symbolically:
-// every chunk holds the multiset of input chunks summed into it, each thread
-// block is a sequential task, and tasks interleave under seeded random
-// schedules, half of them starving one rank. The program is launched L times in a row, as a model would
-// call the collective repeatedly: between two launches a rank's blocks all
-// finish (the kernel boundary), the rank's consumers read its output and its
-// producers write the next input. Reported:
+// [--seeds S] [--launches L] [--print] [--run=false]` parses and evaluates an
+// algorithm with the frontend and runs the resulting mscclc::Program
+// symbolically: every chunk holds the multiset of input chunks summed into it,
+// each thread block is a sequential task, and tasks interleave under seeded
+// random schedules, half of them starving one rank. The program is launched L
+// times in a row, as a model would call the collective repeatedly: between two
+// launches a rank's blocks all finish (the kernel boundary), the rank's
+// consumers read its output and its producers write the next input. Reported:
 //   - deadlocks (every unfinished block waits), signals never waited for;
 //   - reads of data no happens-before edge makes visible (vector clocks: an
 //     HB/port put becomes visible to the peer through the signal after it
@@ -52,7 +52,8 @@ cl::list<std::string> defines("D", cl::Prefix);
 cl::opt<int> seeds("seeds", cl::init(20));
 cl::opt<int> launches("launches", cl::init(3));
 cl::opt<bool> print("print", cl::desc("print the program"), cl::init(false));
-cl::opt<bool> runChecks("run", cl::desc("run the program (--run=false: only print)"),
+cl::opt<bool> runChecks("run",
+                        cl::desc("run the program (--run=false: only print)"),
                         cl::init(true));
 
 /// What a chunk holds: input chunk id -> how many times it was summed in.
@@ -77,7 +78,8 @@ struct Block {
 class Machine {
 public:
   Machine(const Program &p, unsigned seed)
-      : p(p), rng(seed), slowRank(seed % 2 ? int64_t(seed / 2) % p.ranks : -1) {}
+      : p(p), rng(seed), slowRank(seed % 2 ? int64_t(seed / 2) % p.ranks : -1) {
+  }
   /// Runs every launch to completion; false after reporting a problem.
   bool run();
 
@@ -106,8 +108,8 @@ private:
   /// Packet buffers are double buffered by launch parity.
   ChunkState &chunk(const std::string &buf, int64_t rank, int64_t idx) {
     if (packetBuffers.count(buf))
-      return mem[Key(buf + "#" + std::to_string(blocks[cur].launch() % 2),
-                     rank, idx)];
+      return mem[Key(buf + "#" + std::to_string(blocks[cur].launch() % 2), rank,
+                     idx)];
     return mem[Key(buf, rank, idx)];
   }
   bool visible(const ChunkState &c, int reader) const {
@@ -328,8 +330,7 @@ bool Machine::step(bool &progress) {
   return true;
 }
 
-std::pair<std::string, int64_t> Machine::inputSlot(int64_t r,
-                                                   int64_t i) const {
+std::pair<std::string, int64_t> Machine::inputSlot(int64_t r, int64_t i) const {
   if (!p.inPlace || p.collective == CollectiveKind::ReduceScatter)
     return {"input", i};
   if (p.collective == CollectiveKind::AllGather)
@@ -462,9 +463,8 @@ bool Machine::run() {
     // only when nothing else can run, so fast peers get as far ahead as the
     // synchronisation lets them (races across launches show up).
     if (slowRank >= 0)
-      std::stable_partition(live.begin(), live.end(), [&](int b) {
-        return blocks[b].rank != slowRank;
-      });
+      std::stable_partition(live.begin(), live.end(),
+                            [&](int b) { return blocks[b].rank != slowRank; });
     bool progress = false;
     for (int b : live) {
       cur = b;
@@ -506,8 +506,8 @@ bool Machine::run() {
     return false;
   for (auto &[key, q] : signals)
     if (!q.empty()) {
-      llvm::errs() << "check: " << q.size() << " signal(s) on channel "
-                   << key << " are never waited for\n";
+      llvm::errs() << "check: " << q.size() << " signal(s) on channel " << key
+                   << " are never waited for\n";
       return false;
     }
   return true;

@@ -62,8 +62,9 @@ Value Evaluator::lookup(llvm::StringRef name, mlir::Location loc) {
     return it->second;
   // Sema resolved the name, so this is a scratch buffer a function uses
   // before the algorithm declared it.
-  error(loc, "'" + name + "' is not declared yet at this point of the "
-                          "evaluation");
+  error(loc, "'" + name +
+                 "' is not declared yet at this point of the "
+                 "evaluation");
   return Value::poison();
 }
 
@@ -169,8 +170,8 @@ Value Evaluator::evalBinary(const ast::BinaryExpr &e) {
   case BinaryOp::Div:
   case BinaryOp::Rem: {
     if (b == 0) {
-      error(e.getLoc(), e.op == BinaryOp::Div ? "division by zero"
-                                              : "remainder by zero");
+      error(e.getLoc(),
+            e.op == BinaryOp::Div ? "division by zero" : "remainder by zero");
       return Value::poison();
     }
     if (a == std::numeric_limits<int64_t>::min() && b == -1) {
@@ -276,8 +277,8 @@ Value Evaluator::evalUserCall(const ast::CallExpr &e, const ast::FnDecl &fn) {
   frameBase = savedBase;
   if (flow == Flow::Stop)
     return Value::poison();
-  Value result = flow == Flow::Return && returnValue ? *returnValue
-                                                     : Value::none();
+  Value result =
+      flow == Flow::Return && returnValue ? *returnValue : Value::none();
   returnValue.reset();
   return result;
 }
@@ -287,8 +288,8 @@ Value Evaluator::evalChunk(const ast::ChunkExpr &e) {
   if (buf.isPoison())
     return buf;
   if (buf.kind != Value::Kind::Buffer) {
-    error(e.getLoc(), "'" + e.buffer + "' is " + describe(buf.kind) +
-                          ", not a buffer");
+    error(e.getLoc(),
+          "'" + e.buffer + "' is " + describe(buf.kind) + ", not a buffer");
     return Value::poison();
   }
   int64_t rank = 0;
@@ -300,15 +301,16 @@ Value Evaluator::evalChunk(const ast::ChunkExpr &e) {
   } else if (on) {
     rank = on->rank;
   } else {
-    error(e.getLoc(), "'" + e.buffer + "[...]' outside an 'on' block needs a "
-                                       "rank: write '" +
+    error(e.getLoc(), "'" + e.buffer +
+                          "[...]' outside an 'on' block needs a "
+                          "rank: write '" +
                           e.buffer + "@rank[...]'");
     return Value::poison();
   }
   std::optional<int64_t> first = evalInt(*e.first);
   std::optional<int64_t> last =
-      e.last ? evalInt(*e.last) : (first ? std::optional<int64_t>(*first + 1)
-                                         : std::nullopt);
+      e.last ? evalInt(*e.last)
+             : (first ? std::optional<int64_t>(*first + 1) : std::nullopt);
   if (!first || !last)
     return Value::poison();
   if (e.rank ? !checkRank(rank, *e.rank) : !checkRank(rank, e))
@@ -318,12 +320,12 @@ Value Evaluator::evalChunk(const ast::ChunkExpr &e) {
     std::string what = e.last ? "chunks " + std::to_string(*first) + ".." +
                                     std::to_string(*last)
                               : "chunk " + std::to_string(*first);
-    error(e.getLoc(),
-          what + " of '" + info->name + "' " +
-              (*first >= *last && e.last ? "is an empty range"
-                                         : "is out of range") +
-              " ('" + info->name + "' has " + llvm::Twine(info->chunks) +
-              " chunk" + (info->chunks == 1 ? "" : "s") + ")");
+    error(e.getLoc(), what + " of '" + info->name + "' " +
+                          (*first >= *last && e.last ? "is an empty range"
+                                                     : "is out of range") +
+                          " ('" + info->name + "' has " +
+                          llvm::Twine(info->chunks) + " chunk" +
+                          (info->chunks == 1 ? "" : "s") + ")");
     return Value::poison();
   }
 
@@ -368,7 +370,12 @@ Value Evaluator::evalChannel(const ast::CallExpr &e, BuiltinFn kind) {
   ChannelValue ch;
   size_t idArg;
   if (kind == BuiltinFn::Switch) {
-    auto &range = llvm::cast<ast::RangeExpr>(*e.args[0]);
+    auto *rangeExpr = llvm::dyn_cast<ast::RangeExpr>(e.args[0].get());
+    if (!rangeExpr) { // Sema reports it; stay safe regardless.
+      error(e.getLoc(), "'switch' takes a rank range 'a..b'");
+      return Value::poison();
+    }
+    const ast::RangeExpr &range = *rangeExpr;
     std::optional<int64_t> lo = evalInt(*range.lo);
     std::optional<int64_t> hi = evalInt(*range.hi);
     if (!lo || !hi)
@@ -407,17 +414,19 @@ Value Evaluator::evalChannel(const ast::CallExpr &e, BuiltinFn kind) {
     ch.dst = *dst;
     if (kind == BuiltinFn::Memory) {
       ch.kind = ChannelKind::Memory;
-      ch.protocol = llvm::cast<ast::NameExpr>(*e.args[2]).name == "LL"
-                        ? Protocol::LL
-                        : Protocol::HB;
+      auto *proto = llvm::dyn_cast<ast::NameExpr>(e.args[2].get());
+      if (!proto || (proto->name != "LL" && proto->name != "HB")) {
+        error(e.args[2]->getLoc(), "expected the protocol 'LL' or 'HB'");
+        return Value::poison();
+      }
+      ch.protocol = proto->name == "LL" ? Protocol::LL : Protocol::HB;
       if (*src / gpusPerNode != *dst / gpusPerNode) {
-        error(e.getLoc(), "memory channels connect ranks of one node, but "
-                          "ranks " +
-                              llvm::Twine(*src) + " and " + llvm::Twine(*dst) +
-                              " are on nodes " +
-                              llvm::Twine(*src / gpusPerNode) + " and " +
-                              llvm::Twine(*dst / gpusPerNode) +
-                              " (use a port channel)");
+        error(e.getLoc(),
+              "memory channels connect ranks of one node, but "
+              "ranks " +
+                  llvm::Twine(*src) + " and " + llvm::Twine(*dst) +
+                  " are on nodes " + llvm::Twine(*src / gpusPerNode) + " and " +
+                  llvm::Twine(*dst / gpusPerNode) + " (use a port channel)");
         return Value::poison();
       }
       idArg = 3;

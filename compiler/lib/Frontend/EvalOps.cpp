@@ -54,9 +54,10 @@ std::string Evaluator::channelName(const ChannelValue &ch) const {
 }
 
 std::optional<std::string> Evaluator::useChannel(const ChannelValue &ch,
-                                                mlir::LocationAttr chLoc,
-                                                mlir::Location opLoc) {
-  auto [it, inserted] = channelIndex.try_emplace(ch.key(), prog.channels.size());
+                                                 mlir::LocationAttr chLoc,
+                                                 mlir::Location opLoc) {
+  auto [it, inserted] =
+      channelIndex.try_emplace(ch.key(), prog.channels.size());
   if (!inserted) {
     const Channel &c = prog.channels[it->second];
     auto &[tb, firstUse] = channelUser[it->second];
@@ -77,8 +78,8 @@ std::optional<std::string> Evaluator::useChannel(const ChannelValue &ch,
     return std::nullopt;
   }
   channelUser.emplace_back(on->tb, opLoc);
-  Channel c{channelName(ch), ch.kind, ch.protocol, ch.src, ch.dst, {}, ch.id,
-            mlir::Location(chLoc)};
+  Channel c{channelName(ch), ch.kind, ch.protocol, ch.src,
+            ch.dst,          {},      ch.id,       mlir::Location(chLoc)};
   if (ch.kind == ChannelKind::Switch) {
     c.src = c.dst = 0;
     for (int64_t r = ch.first; r < ch.last; ++r)
@@ -178,8 +179,8 @@ bool Evaluator::checkOnRank(const Value &chunk, int64_t rank,
                             llvm::StringRef role, llvm::StringRef why) {
   if (chunk.rank == rank)
     return true;
-  error(chunk.loc, role + " must be on rank " + llvm::Twine(rank) + " (" +
-                       why + "), not on rank " + llvm::Twine(chunk.rank));
+  error(chunk.loc, role + " must be on rank " + llvm::Twine(rank) + " (" + why +
+                       "), not on rank " + llvm::Twine(chunk.rank));
   return false;
 }
 
@@ -203,8 +204,8 @@ bool Evaluator::noteWrite(const Value &chunk, bool packet,
     return false;
   }
   if (packet && b->kind != BufferInfo::Kind::Scratch) {
-    error(chunk.loc, "an LL put must write into a scratch buffer, not '" +
-                         b->name + "'");
+    error(chunk.loc,
+          "an LL put must write into a scratch buffer, not '" + b->name + "'");
     return false;
   }
   if (b->kind != BufferInfo::Kind::Scratch)
@@ -262,8 +263,7 @@ void Evaluator::evalLocalOp(const ast::CallExpr &e, BuiltinFn kind) {
     if (!checkSameCount(dst, srcs[0]))
       return;
   } else {
-    if (!expandSources(dst, llvm::ArrayRef<Value>(operands).drop_front(),
-                       srcs))
+    if (!expandSources(dst, llvm::ArrayRef<Value>(operands).drop_front(), srcs))
       return;
     if (srcs.size() < 2) {
       error(e.getLoc(), "'reduce' needs at least two sources, got " +
@@ -293,8 +293,8 @@ void Evaluator::evalMethod(const ast::MethodCallExpr &e) {
   if (recv.isPoison())
     return;
   if (recv.kind != Value::Kind::Channel) {
-    error(e.receiver->getLoc(), "'." + e.method + "' needs a channel, found " +
-                                    describe(recv.kind));
+    error(e.receiver->getLoc(),
+          "'." + e.method + "' needs a channel, found " + describe(recv.kind));
     return;
   }
   std::optional<ChannelMethod> m = lookupMethod(e.method);
@@ -373,8 +373,8 @@ void Evaluator::evalMethod(const ast::MethodCallExpr &e) {
                : on->rank != ch.src) {
     if (isSwitch)
       error(e.getLoc(), "rank " + llvm::Twine(on->rank) +
-                            " is not a member of channel " + name +
-                            " (ranks " + llvm::Twine(ch.first) + ".." +
+                            " is not a member of channel " + name + " (ranks " +
+                            llvm::Twine(ch.first) + ".." +
                             llvm::Twine(ch.last) + ")");
     else
       error(e.getLoc(), "channel " + name + " starts at rank " +
@@ -429,8 +429,7 @@ void Evaluator::evalMethod(const ast::MethodCallExpr &e) {
   case OpKind::ReducePut: {
     const Value &dst = operands[0];
     std::vector<Value> srcs;
-    if (!expandSources(dst, llvm::ArrayRef<Value>(operands).drop_front(),
-                       srcs))
+    if (!expandSources(dst, llvm::ArrayRef<Value>(operands).drop_front(), srcs))
       return;
     ok = checkOnRank(dst, ch.dst, "the put destination",
                      "the channel's destination");

@@ -71,11 +71,13 @@ struct BufferInfo {
 struct ChannelValue {
   ChannelKind kind = ChannelKind::Memory;
   Protocol protocol = Protocol::None;
-  int64_t src = 0, dst = 0; // point to point
+  int64_t src = 0, dst = 0;    // point to point
   int64_t first = 0, last = 0; // switch: ranks first..last-1
   int64_t id = 0;
 
-  auto key() const { return std::make_tuple(int(kind), int(protocol), src, dst, first, last, id); }
+  auto key() const {
+    return std::make_tuple(int(kind), int(protocol), src, dst, first, last, id);
+  }
 };
 
 /// A run-time value of the compile-time language.
@@ -83,13 +85,13 @@ struct Value {
   enum class Kind : uint8_t { Poison, None, Int, Buffer, Chunk, Channel };
 
   Kind kind = Kind::Poison;
-  int64_t i = 0;                  // Int
-  BufferInfo *buffer = nullptr;   // Buffer, Chunk
+  int64_t i = 0;                          // Int
+  BufferInfo *buffer = nullptr;           // Buffer, Chunk
   int64_t rank = 0, index = 0, count = 0; // Chunk, after alias rewriting
-  int64_t writtenIndex = 0;       // Chunk: the index before alias rewriting
-  std::optional<int64_t> except;  // Chunk: a reduce source's excluded chunk
-  ChannelValue channel;           // Channel
-  mlir::LocationAttr loc;         // Chunk, Channel: where it was written
+  int64_t writtenIndex = 0;      // Chunk: the index before alias rewriting
+  std::optional<int64_t> except; // Chunk: a reduce source's excluded chunk
+  ChannelValue channel;          // Channel
+  mlir::LocationAttr loc;        // Chunk, Channel: where it was written
 
   static Value poison() { return Value(); }
   static Value none() {
@@ -121,7 +123,7 @@ private:
   /// The `on` block being evaluated.
   struct OnContext {
     int64_t rank;
-    int64_t tb; // first block of the group
+    int64_t tb;                   // first block of the group
     std::vector<Operation> *sink; // the thread block's ops or a pipeline body
     bool inPipeline;
   };

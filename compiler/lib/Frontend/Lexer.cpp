@@ -128,8 +128,8 @@ int hexValue(char c) {
 /// True for a byte that may begin a token or whitespace; where a run of
 /// stray bytes ends.
 bool startsToken(char c) {
-  return isIdentChar(c) || llvm::StringRef(" \t\n\r\f\v\"(){}[],;:@+-*/%.=!<>")
-                               .contains(c);
+  return isIdentChar(c) ||
+         llvm::StringRef(" \t\n\r\f\v\"(){}[],;:@+-*/%.=!<>").contains(c);
 }
 
 /// Quotes a byte for a message: printable ASCII as is, the rest as \xNN, so
@@ -244,7 +244,9 @@ void Lexer::lexNumber(Token &tok) {
   uint64_t scale = 1;
   if (!atEnd() && (buf[pos] == 'K' || buf[pos] == 'M' || buf[pos] == 'G') &&
       !isIdentChar(at(pos + 1))) {
-    scale = buf[pos] == 'K' ? 1ull << 10 : buf[pos] == 'M' ? 1ull << 20 : 1ull << 30;
+    scale = buf[pos] == 'K'   ? 1ull << 10
+            : buf[pos] == 'M' ? 1ull << 20
+                              : 1ull << 30;
     advance();
   }
   // A literal runs into letters or digits only by mistake (`12ab`, `0x`):
@@ -442,7 +444,7 @@ std::vector<Token> Lexer::run() {
   return toks;
 }
 
-std::vector<Token> mscclc::lex(llvm::StringRef buffer, mlir::StringAttr filename,
-                               DiagReporter &diag) {
+std::vector<Token> mscclc::lex(llvm::StringRef buffer,
+                               mlir::StringAttr filename, DiagReporter &diag) {
   return Lexer(buffer, filename, diag).run();
 }

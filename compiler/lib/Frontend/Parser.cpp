@@ -51,8 +51,7 @@ bool Parser::expect(TokenKind kind, const llvm::Twine &context) {
   // the next token sits on a later line (as in "let x = 1 <newline> let").
   const Token &p = prev();
   if (idx > 0 && cur().line != p.line)
-    error(mlir::FileLineColLoc::get(file, p.line, p.col + p.text.size()),
-               msg);
+    error(mlir::FileLineColLoc::get(file, p.line, p.col + p.text.size()), msg);
   else
     errorAtCur(msg);
   return false;
@@ -128,8 +127,7 @@ ast::DeclPtr Parser::parseImport() {
     errorAtCur("expected a file name string after 'import', found " + found());
     return nullptr;
   }
-  auto decl =
-      std::make_unique<ast::ImportDecl>(loc, cur().strValue, curLoc());
+  auto decl = std::make_unique<ast::ImportDecl>(loc, cur().strValue, curLoc());
   consume();
   if (!expect(TokenKind::Semi, "after the import"))
     return nullptr;
@@ -247,7 +245,7 @@ bool Parser::parseBlock(ast::Block &block) {
       // Most likely a forgotten '}': stop here and let the top level parse
       // the declaration that follows.
       error(curLoc(), "expected '}' to close the block, found " + found(),
-                 block.loc, "the block starts here");
+            block.loc, "the block starts here");
       return false;
     }
     if (ast::StmtPtr stmt = parseStmt())
@@ -478,7 +476,7 @@ ast::StmtPtr Parser::parseExprStmt() {
     return nullptr;
   if (!llvm::isa<ast::CallExpr, ast::MethodCallExpr>(expr.get())) {
     error(loc, "expected a statement: only calls and channel operations "
-                    "can stand alone");
+               "can stand alone");
     return nullptr;
   }
   if (!expect(TokenKind::Semi, "after the statement"))
@@ -486,9 +484,9 @@ ast::StmtPtr Parser::parseExprStmt() {
   return std::make_unique<ast::ExprStmt>(loc, std::move(expr));
 }
 
-std::unique_ptr<ast::SourceFile>
-mscclc::parseSourceFile(llvm::StringRef buffer, llvm::StringRef path,
-                        DiagReporter &diag) {
+std::unique_ptr<ast::SourceFile> mscclc::parseSourceFile(llvm::StringRef buffer,
+                                                         llvm::StringRef path,
+                                                         DiagReporter &diag) {
   mlir::StringAttr file = mlir::StringAttr::get(&diag.getContext(), path);
   std::vector<Token> toks = lex(buffer, file, diag);
   return Parser(std::move(toks), file, diag).parseFile(path);

@@ -93,7 +93,11 @@ void printOps(const std::vector<Operation> &ops, unsigned indent,
     if (!op.srcs.empty()) {
       os << " <-";
       llvm::interleave(
-          op.srcs, os, [&](const ChunkRef &c) { os << " "; printChunk(c, os); },
+          op.srcs, os,
+          [&](const ChunkRef &c) {
+            os << " ";
+            printChunk(c, os);
+          },
           ",");
     }
     os << "\n";

@@ -78,7 +78,8 @@ private:
 
 bool Sema::run() {
   unsigned before = diag.errorCount();
-  for (llvm::StringRef name : {"nranks", "gpus_per_node", "nnodes", "instances"})
+  for (llvm::StringRef name :
+       {"nranks", "gpus_per_node", "nnodes", "instances"})
     globals[name] = {Loc(), Entry::What::Value};
   for (llvm::StringRef name : {"input", "output"})
     globals[name] = {Loc(), Entry::What::Buffer};
@@ -141,8 +142,9 @@ const AlgorithmDecl *Sema::checkAlgorithmDecls() {
     if (!algo)
       continue;
     if (first) {
-      diag.error(algo->getLoc(), "a file holds one algorithm; '" +
-                                     first->name + "' is already defined",
+      diag.error(algo->getLoc(),
+                 "a file holds one algorithm; '" + first->name +
+                     "' is already defined",
                  first->getLoc(), "the first algorithm is here");
       continue;
     }
@@ -231,8 +233,9 @@ void Sema::declareGlobal(llvm::StringRef name, Loc loc, Entry::What what) {
   auto it = globals.find(name);
   if (it != globals.end()) {
     if (!it->second.loc)
-      diag.error(loc, "'" + name + "' is a built-in name and cannot be "
-                                   "redefined");
+      diag.error(loc, "'" + name +
+                          "' is a built-in name and cannot be "
+                          "redefined");
     else
       diag.error(loc, "redefinition of '" + name + "'", it->second.loc,
                  "previous definition is here");
@@ -255,8 +258,9 @@ void Sema::declareLocal(llvm::StringRef name, Loc loc) {
     Loc prevLoc = global != globals.end() ? global->second.loc
                                           : algorithmScratch.lookup(name);
     if (!prevLoc)
-      diag.error(loc, "'" + name + "' is a built-in name and cannot be "
-                                   "redefined");
+      diag.error(loc, "'" + name +
+                          "' is a built-in name and cannot be "
+                          "redefined");
     else
       diag.error(loc, "'" + name + "' would hide the global '" + name + "'",
                  prevLoc, "the global is defined here");
@@ -386,8 +390,7 @@ bool Sema::checkArity(Loc loc, llvm::StringRef what, Arity a, size_t n) {
   else
     expected = std::to_string(a.min) + " or " + std::to_string(a.max);
   diag.error(loc, "'" + what + "' takes " + expected + " argument" +
-                      (expected == "1" ? "" : "s") + ", got " +
-                      llvm::Twine(n));
+                      (expected == "1" ? "" : "s") + ", got " + llvm::Twine(n));
   return false;
 }
 
@@ -417,11 +420,11 @@ void Sema::checkCall(const CallExpr &call, bool asStmt) {
   if (std::optional<BuiltinFn> b = lookupBuiltinFn(call.callee)) {
     if (isOperation(*b)) {
       if (!asStmt)
-        diag.error(call.getLoc(), "'" + call.callee +
-                                      "' is an operation and has no value");
+        diag.error(call.getLoc(),
+                   "'" + call.callee + "' is an operation and has no value");
       else if (!inFn && onDepth == 0)
-        diag.error(call.getLoc(), "operation '" + call.callee +
-                                      "' outside an 'on' block");
+        diag.error(call.getLoc(),
+                   "operation '" + call.callee + "' outside an 'on' block");
     }
     if (!checkArity(call.getLoc(), call.callee, arity(*b), call.args.size()))
       return;
@@ -460,7 +463,8 @@ void Sema::checkMethod(const MethodCallExpr &call, bool asStmt) {
   checkExpr(*call.receiver);
   std::optional<ChannelMethod> m = lookupMethod(call.method);
   if (!m) {
-    diag.error(call.getLoc(), "unknown channel operation '" + call.method + "'");
+    diag.error(call.getLoc(),
+               "unknown channel operation '" + call.method + "'");
     checkArgs(call.args, false, false);
     return;
   }
@@ -483,8 +487,9 @@ void Sema::checkExpr(const Expr &expr, bool asStmt) {
     if (lookup(e.name))
       return;
     if (e.name == "LL" || e.name == "HB")
-      diag.error(e.getLoc(), "'" + e.name + "' is only meaningful as the "
-                                            "protocol argument of 'memory'");
+      diag.error(e.getLoc(), "'" + e.name +
+                                 "' is only meaningful as the "
+                                 "protocol argument of 'memory'");
     else
       diag.error(e.getLoc(), "unknown name '" + e.name + "'");
     return;

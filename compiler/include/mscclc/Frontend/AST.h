@@ -31,7 +31,17 @@ using Loc = mlir::FileLineColLoc;
 
 class Expr {
 public:
-  enum class Kind { Int, Name, Unary, Binary, Call, Method, Chunk, Range, Except };
+  enum class Kind {
+    Int,
+    Name,
+    Unary,
+    Binary,
+    Call,
+    Method,
+    Chunk,
+    Range,
+    Except
+  };
 
   Expr(Kind kind, Loc loc) : kind(kind), loc(loc) {}
   virtual ~Expr() = default;
@@ -72,7 +82,21 @@ public:
   static bool classof(const Expr *e) { return e->getKind() == Kind::Unary; }
 };
 
-enum class BinaryOp { Or, And, Eq, Ne, Lt, Le, Gt, Ge, Add, Sub, Mul, Div, Rem };
+enum class BinaryOp {
+  Or,
+  And,
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Rem
+};
 
 /// Returns the operator as written, e.g. "<=".
 llvm::StringRef spelling(BinaryOp op);
@@ -124,8 +148,7 @@ public:
   ChunkExpr(Loc loc, std::string buffer, ExprPtr rank, ExprPtr first,
             ExprPtr last)
       : Expr(Kind::Chunk, loc), buffer(std::move(buffer)),
-        rank(std::move(rank)), first(std::move(first)), last(std::move(last)) {
-  }
+        rank(std::move(rank)), first(std::move(first)), last(std::move(last)) {}
   std::string buffer;
   ExprPtr rank, first, last;
   static bool classof(const Expr *e) { return e->getKind() == Kind::Chunk; }
@@ -165,7 +188,17 @@ struct Block {
 
 class Stmt {
 public:
-  enum class Kind { Let, For, If, Require, Scratch, On, Pipeline, Expr, Return };
+  enum class Kind {
+    Let,
+    For,
+    If,
+    Require,
+    Scratch,
+    On,
+    Pipeline,
+    Expr,
+    Return
+  };
 
   Stmt(Kind kind, Loc loc) : kind(kind), loc(loc) {}
   virtual ~Stmt() = default;
@@ -244,15 +277,14 @@ public:
   PipelineStmt(Loc loc) : Stmt(Kind::Pipeline, loc) {}
   ExprPtr unit;
   Block body;
-  static bool classof(const Stmt *s) {
-    return s->getKind() == Kind::Pipeline;
-  }
+  static bool classof(const Stmt *s) { return s->getKind() == Kind::Pipeline; }
 };
 
 /// A call or channel operation used as a statement.
 class ExprStmt : public Stmt {
 public:
-  ExprStmt(Loc loc, ExprPtr expr) : Stmt(Kind::Expr, loc), expr(std::move(expr)) {}
+  ExprStmt(Loc loc, ExprPtr expr)
+      : Stmt(Kind::Expr, loc), expr(std::move(expr)) {}
   ExprPtr expr;
   static bool classof(const Stmt *s) { return s->getKind() == Kind::Expr; }
 };
@@ -333,9 +365,7 @@ public:
   Loc collectiveLoc;
   std::vector<AlgorithmOption> options;
   Block body;
-  static bool classof(const Decl *d) {
-    return d->getKind() == Kind::Algorithm;
-  }
+  static bool classof(const Decl *d) { return d->getKind() == Kind::Algorithm; }
 };
 
 //===----------------------------------------------------------------------===//

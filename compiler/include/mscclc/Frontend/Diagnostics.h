@@ -1,4 +1,5 @@
-//===- Diagnostics.h - Error reporting shared by frontend stages -*- C++ -*-===//
+//===- Diagnostics.h - Error reporting shared by frontend stages -*- C++
+//-*-===//
 //
 // All frontend errors go through MLIR's diagnostic engine (so the driver's
 // SourceMgr handlers print and verify them); this wrapper adds what a
@@ -24,8 +25,8 @@ public:
   void error(mlir::Location loc, const llvm::Twine &msg);
 
   /// Emits an error with one attached note (e.g. "previous definition").
-  void error(mlir::Location loc, const llvm::Twine &msg,
-             mlir::Location noteLoc, const llvm::Twine &note);
+  void error(mlir::Location loc, const llvm::Twine &msg, mlir::Location noteLoc,
+             const llvm::Twine &note);
 
   /// True once the error limit was reached: callers should stop.
   bool limitReached() const { return count >= maxErrors; }

@@ -22,9 +22,9 @@ constexpr unsigned kMaxNesting = 256;
 /// Parses `buffer`, whose locations are reported in file `path`. Always
 /// returns a file (possibly partial); `diag.errorCount()` tells whether the
 /// parse succeeded.
-std::unique_ptr<ast::SourceFile>
-parseSourceFile(llvm::StringRef buffer, llvm::StringRef path,
-                DiagReporter &diag);
+std::unique_ptr<ast::SourceFile> parseSourceFile(llvm::StringRef buffer,
+                                                 llvm::StringRef path,
+                                                 DiagReporter &diag);
 
 } // namespace mscclc
 
