@@ -77,7 +77,9 @@ LogicalResult Machine::issuePut(int task, const Step &step, uint32_t inst,
   uint64_t seq = cs.nextSeq++;
   cs.pending.push_back({seq, dst.rank, dst.buffer, lo, hi, std::move(values),
                         issue});
+  ++region(dst.rank, dst.buffer).pending;
   if (ch.isPort()) {
+    ++region(t.rank, srcBuffer).inflight;
     double lat = ch.crossNode ? cost.netLatency : cost.portLatency;
     double bw = ch.crossNode ? cost.netBandwidth : cost.portBandwidth;
     cs.inflight.push_back({seq, t.rank, srcBuffer, srcLo,
@@ -108,6 +110,7 @@ void Machine::commit(int c, uint64_t beforeSeq, const Access &tag) {
       access.op = put.issue.op;
       recordWrite(access, WriteKind::Remote, put.rank, put.buffer, put.lo,
                   put.hi, put.data.data());
+      --region(put.rank, put.buffer).pending;
     } else {
       if (kept != i)
         cs.pending[kept] = std::move(put);

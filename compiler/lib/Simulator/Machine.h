@@ -64,6 +64,9 @@ struct PacketSegment {
 };
 
 struct Region {
+  /// Puts in flight into this buffer, and port put sources in it not yet
+  /// flushed: most accesses skip those checks.
+  int pending = 0, inflight = 0;
   std::vector<Word> data;
   std::map<int64_t, Segment> shadow;
   std::map<int64_t, PacketSegment> packets;

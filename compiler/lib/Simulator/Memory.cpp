@@ -15,6 +15,8 @@
 using namespace mlir;
 using namespace mscclc::sim;
 
+static const std::vector<int> noChannels;
+
 bool Machine::ordered(const Access &a, int task, uint32_t inst) const {
   if (a.task < 0)
     return true;
@@ -80,7 +82,8 @@ LogicalResult Machine::checkRead(int task, Operation *op, uint32_t inst,
                                  int64_t hi) {
   if (lo >= hi)
     return success();
-  for (int c : model.channelsInto[rank])
+  Region &reg = region(rank, buffer);
+  for (int c : reg.pending ? model.channelsInto[rank] : noChannels)
     for (const PendingPut &put : channels[c].pending)
       if (put.buffer == buffer && put.lo < hi && lo < put.hi) {
         auto diag = error(op);
@@ -94,7 +97,6 @@ LogicalResult Machine::checkRead(int task, Operation *op, uint32_t inst,
         addContext(diag);
         return failure();
       }
-  Region &reg = region(rank, buffer);
   auto it = reg.shadow.upper_bound(lo);
   if (it != reg.shadow.begin())
     --it;
@@ -166,7 +168,8 @@ LogicalResult Machine::checkWrite(int task, Operation *op, uint32_t inst,
                                   int64_t hi, bool inFlightPut) {
   if (lo >= hi)
     return success();
-  for (int c : model.channelsInto[rank])
+  Region &reg = region(rank, buffer);
+  for (int c : reg.pending ? model.channelsInto[rank] : noChannels)
     for (const PendingPut &put : channels[c].pending)
       if (put.buffer == buffer && put.lo < hi && lo < put.hi) {
         auto diag = error(op);
@@ -179,7 +182,7 @@ LogicalResult Machine::checkWrite(int task, Operation *op, uint32_t inst,
         addContext(diag);
         return failure();
       }
-  for (int c : model.channelsFrom[rank])
+  for (int c : reg.inflight ? model.channelsFrom[rank] : noChannels)
     for (const InFlightSource &src : channels[c].inflight)
       if (src.buffer == buffer && src.lo < hi && lo < src.hi) {
         auto diag = error(op);
@@ -194,7 +197,6 @@ LogicalResult Machine::checkWrite(int task, Operation *op, uint32_t inst,
         return failure();
       }
   (void)inFlightPut;
-  Region &reg = region(rank, buffer);
   auto it = reg.shadow.upper_bound(lo);
   if (it != reg.shadow.begin())
     --it;

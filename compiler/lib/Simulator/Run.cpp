@@ -22,6 +22,7 @@ Machine::Machine(const Model &model, const Layout &layout, DataType type,
       int64_t size = layout.size(info);
       reg.data.assign(size, garbage);
       reg.shadow.clear();
+      reg.pending = reg.inflight = 0;
       reg.packets.clear();
       Segment seg;
       seg.hi = size;

@@ -192,6 +192,8 @@ LogicalResult Machine::runSync(int leader, const Step &step) {
     }
   } else if (step.kind == StepKind::Flush) {
     for (int c : step.channels) {
+      for (const InFlightSource &src : channels[c].inflight)
+        --region(src.rank, src.buffer).inflight;
       channels[c].inflight.clear();
       if (model.channels[c].isPort())
         start = std::max(start, channels[c].dataReady);
