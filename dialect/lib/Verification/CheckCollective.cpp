@@ -164,15 +164,26 @@ void CollectiveChecker::execute(const Step &step) {
   // Compute every destination before storing any: sources are read first.
   llvm::SmallVector<std::pair<int64_t, Contributions>, 4> results;
   llvm::SmallVector<const Contributions *, 8> parts;
-  for (const Move &move : step.moves)
+  size_t previous = 0; // first result of the previous move
+  for (const Move &move : step.moves) {
+    size_t first = results.size();
     for (int64_t j = 0; j < move.dst.count; ++j) {
+      int64_t dst = model.slot(move.dst, j);
+      if (move.sharesSources && previous + j < first) {
+        // Same sources as the previous move: same value, computed once.
+        Contributions value = results[previous + j].second;
+        results.push_back({dst, std::move(value)});
+        continue;
+      }
       parts.clear();
       for (const Range &src : move.srcs)
         parts.push_back(&values[model.slot(src, j)]);
       if (parts.empty())
         continue;
-      results.push_back({model.slot(move.dst, j), Contributions::sum(parts)});
+      results.push_back({dst, Contributions::sum(parts)});
     }
+    previous = first;
+  }
   for (auto &[slot, value] : results) {
     values[slot] = std::move(value);
     lastWriter[slot] = step.op;

@@ -6,6 +6,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <tuple>
 
@@ -28,8 +29,11 @@ ProgramModel::ProgramModel(ProgramOp program) : program(program) {
   }
   // Channels, and the other end of each: same kind, protocol and id,
   // reversed direction.
+  // (kind, protocol, src, dst, id) -> channel index.
   std::map<std::tuple<int, int, int64_t, int64_t, int64_t>, int> byEnds;
-  for (auto channel : program.getBodyBlock().getOps<ChannelOp>()) {
+  auto channelOps = program.getBodyBlock().getOps<ChannelOp>();
+  channels.reserve(std::distance(channelOps.begin(), channelOps.end()));
+  for (auto channel : channelOps) {
     ChannelInfo info;
     info.op = channel;
     info.name = channel.getSymName().str();
@@ -64,6 +68,12 @@ ProgramModel::ProgramModel(ProgramOp program) : program(program) {
       block.id = static_cast<int64_t>(tb.getId());
       block.group = static_cast<int64_t>(tb.getGroup());
       block.op = tb;
+      size_t count = 0;
+      for (Operation &op : tb.getBody().front())
+        count += isa<PipelineOp>(op)
+                     ? cast<PipelineOp>(op).getBody().front().getOperations().size()
+                     : 1;
+      block.steps.reserve(count);
       for (Operation &op : tb.getBody().front()) {
         if (auto pipeline = dyn_cast<PipelineOp>(op)) {
           for (Operation &inner : pipeline.getBody().front())
@@ -134,6 +144,21 @@ void ProgramModel::addPut(Step &step, Attribute channelRef, ChunkAttr dst,
   step.moves.push_back(std::move(move));
 }
 
+/// Marks every move whose sources equal the previous move's.
+static void markSharedSources(Step &step) {
+  for (size_t m = 1; m < step.moves.size(); ++m) {
+    const Move &prev = step.moves[m - 1];
+    Move &move = step.moves[m];
+    move.sharesSources =
+        move.srcs.size() == prev.srcs.size() &&
+        llvm::all_of(llvm::zip(move.srcs, prev.srcs), [](auto pair) {
+          const Range &a = std::get<0>(pair), &b = std::get<1>(pair);
+          return a.rank == b.rank && a.buffer == b.buffer &&
+                 a.index == b.index && a.count == b.count;
+        });
+  }
+}
+
 void ProgramModel::decode(Operation *op, Operation *pipeline, int64_t rank,
                           std::vector<Step> &steps) {
   Step step;
@@ -198,6 +223,7 @@ void ProgramModel::decode(Operation *op, Operation *pipeline, int64_t rank,
           addPut(step, ref, cast<ChunkAttr>(dst), srcs, false);
         if (ChunkAttr store = reducePut.getStoreAttr())
           local(store, srcs);
+        markSharedSources(step);
       })
       .Case<SwitchReduceOp>([&](SwitchReduceOp sw) {
         // The switch reads the same chunk on every rank of the group.
@@ -219,6 +245,7 @@ void ProgramModel::decode(Operation *op, Operation *pipeline, int64_t rank,
           truncate(move);
           step.moves.push_back(std::move(move));
         }
+        markSharedSources(step);
       })
       .Default([](Operation *) {});
   // Barriers order threads inside the block only; the block's program order

@@ -42,6 +42,9 @@ struct Move {
   /// A port-channel put: the proxy reads the source after the operation
   /// returned, until a flush on the channel.
   bool asyncSource = false;
+  /// `srcs` are those of the previous move of the step (a reduce_put to
+  /// several peers, a switch broadcast): its reads and its value serve.
+  bool sharesSources = false;
 };
 
 /// One operation of a thread block, decoded.

@@ -335,6 +335,8 @@ void RaceDetector::Impl::step(int block, int stepIndex) {
       if (model.channels[move.channel].port)
         unflushed[move.channel].push_back(moveTransfers[m]);
     }
+    if (move.sharesSources && !move.asyncSource)
+      continue; // read once for the previous move, at the same epoch
     for (const Range &src : move.srcs) {
       if (model.isPacket(src))
         continue;
