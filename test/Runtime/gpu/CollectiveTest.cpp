@@ -308,7 +308,7 @@ std::vector<size_t> countsFor(const Options &o, DType t, const std::string &coll
   counts.erase(std::remove_if(counts.begin(), counts.end(),
                               [&](size_t c) { return c > top; }),
                counts.end());
-  if (!o.quick && top > counts.back() && t == DType::F32)
+  if (t == DType::F32 && top > 1 && (counts.empty() || top > counts.back()))
     counts.push_back(top - 1); // just below the maximum, odd-sized
   return counts;
 }
