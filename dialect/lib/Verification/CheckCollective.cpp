@@ -125,12 +125,13 @@ LogicalResult CollectiveChecker::setUp() {
   }
   if (!shapeOk)
     return program.emitError()
-           << "cannot state the " << name << " postcondition: input_chunks = "
-           << inChunks << " and output_chunks = " << outChunks
-           << " do not fit an " << name << " over " << ranks << " ranks";
+           << "cannot state the " << name
+           << " postcondition: input_chunks = " << inChunks
+           << " and output_chunks = " << outChunks << " do not fit an " << name
+           << " over " << ranks << " ranks";
   if (kind == CollectiveKind::broadcast && (root < 0 || root >= ranks))
-    return program.emitError() << "broadcast root " << root
-                               << " is outside 0.." << ranks - 1;
+    return program.emitError()
+           << "broadcast root " << root << " is outside 0.." << ranks - 1;
   auto find = [&](StringRef buffer) {
     auto it = model.bufferIndex.find(buffer);
     return it == model.bufferIndex.end() ? -1 : it->second;
@@ -303,9 +304,8 @@ LogicalResult CollectiveChecker::run() {
   if (failed(setUp()))
     return failure();
   Scheduler scheduler(model);
-  bool finished = scheduler.run([&](int block, int step) {
-    execute(model.blocks[block].steps[step]);
-  });
+  bool finished = scheduler.run(
+      [&](int block, int step) { execute(model.blocks[block].steps[step]); });
   if (!finished)
     return program.emitError()
            << "cannot prove the " << collectiveName(kind)

@@ -1,4 +1,5 @@
-//===- PacketWriters.cpp - One LL put per packet chunk ---------------------===//
+//===- PacketWriters.cpp - One LL put per packet chunk
+//---------------------===//
 //
 // An LL read spins until every packet of its chunk carries this launch's
 // flag, so a packet chunk that is read needs an LL put writing it, and a
@@ -26,7 +27,8 @@ LogicalResult mscl::verify::checkPacketWriters(const ProgramModel &model,
   for (const auto &[slot, puts] : writers)
     if (puts.size() > 1)
       doubles.push_back({slot, puts});
-  llvm::sort(doubles, [](const auto &a, const auto &b) { return a.first < b.first; });
+  llvm::sort(doubles,
+             [](const auto &a, const auto &b) { return a.first < b.first; });
   for (const auto &[slot, puts] : doubles) {
     Operation *second = model.step(puts[1]).op;
     if (!reported.insert(second).second)

@@ -41,8 +41,8 @@ ProgramModel::ProgramModel(ProgramOp program) : program(program) {
     info.dst = static_cast<int64_t>(channel.getDst());
     info.port = channel.getKind() == ChannelKind::port;
     info.ll = channel.getProtocol() && *channel.getProtocol() == Protocol::LL;
-    int protocol = channel.getProtocol() ? static_cast<int>(*channel.getProtocol())
-                                         : -1;
+    int protocol =
+        channel.getProtocol() ? static_cast<int>(*channel.getProtocol()) : -1;
     int index = static_cast<int>(channels.size());
     byEnds[{static_cast<int>(channel.getKind()), protocol, info.src, info.dst,
             static_cast<int64_t>(channel.getId())}] = index;
@@ -70,9 +70,10 @@ ProgramModel::ProgramModel(ProgramOp program) : program(program) {
       block.op = tb;
       size_t count = 0;
       for (Operation &op : tb.getBody().front())
-        count += isa<PipelineOp>(op)
-                     ? cast<PipelineOp>(op).getBody().front().getOperations().size()
-                     : 1;
+        count +=
+            isa<PipelineOp>(op)
+                ? cast<PipelineOp>(op).getBody().front().getOperations().size()
+                : 1;
       block.steps.reserve(count);
       for (Operation &op : tb.getBody().front()) {
         if (auto pipeline = dyn_cast<PipelineOp>(op)) {
@@ -201,13 +202,18 @@ void ProgramModel::decode(Operation *op, Operation *pipeline, int64_t rank,
           step.flushes.push_back(c);
         }
       })
-      .Case<GetOp>([&](GetOp get) { local(get.getDst(), toRange(get.getSrc())); })
-      .Case<SignalOp>(
-          [&](SignalOp signal) { channelList(signal.getChannels(), step.signals); })
-      .Case<WaitOp>([&](WaitOp wait) { channelList(wait.getChannels(), step.waits); })
-      .Case<FlushOp>(
-          [&](FlushOp flush) { channelList(flush.getChannels(), step.flushes); })
-      .Case<CopyOp>([&](CopyOp copy) { local(copy.getDst(), toRange(copy.getSrc())); })
+      .Case<GetOp>(
+          [&](GetOp get) { local(get.getDst(), toRange(get.getSrc())); })
+      .Case<SignalOp>([&](SignalOp signal) {
+        channelList(signal.getChannels(), step.signals);
+      })
+      .Case<WaitOp>(
+          [&](WaitOp wait) { channelList(wait.getChannels(), step.waits); })
+      .Case<FlushOp>([&](FlushOp flush) {
+        channelList(flush.getChannels(), step.flushes);
+      })
+      .Case<CopyOp>(
+          [&](CopyOp copy) { local(copy.getDst(), toRange(copy.getSrc())); })
       .Case<ReduceOp>([&](ReduceOp reduce) {
         local(reduce.getDst(), ranges(reduce.getSrcs()));
       })
@@ -230,9 +236,9 @@ void ProgramModel::decode(Operation *op, Operation *pipeline, int64_t rank,
         Range src = toRange(sw.getSrc());
         SmallVector<Range, 8> srcs;
         for (int64_t member : switchGroups.lookup(sw.getChannel())) {
-            src.rank = member;
-            srcs.push_back(src);
-          }
+          src.rank = member;
+          srcs.push_back(src);
+        }
         local(sw.getDst(), srcs);
       })
       .Case<SwitchBroadcastOp>([&](SwitchBroadcastOp sw) {

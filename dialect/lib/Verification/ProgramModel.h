@@ -116,16 +116,22 @@ public:
   int64_t slot(const Range &range, int64_t j) const {
     return slot(range.rank, range.buffer, range.index + j);
   }
-  bool isPacket(const Range &range) const { return buffers[range.buffer].packet; }
+  bool isPacket(const Range &range) const {
+    return buffers[range.buffer].packet;
+  }
 
-  const Step &step(StepRef ref) const { return blocks[ref.block].steps[ref.step]; }
+  const Step &step(StepRef ref) const {
+    return blocks[ref.block].steps[ref.step];
+  }
 
   /// "rank R thread block T" (with the group when it has more than one).
   std::string blockName(int block) const;
   /// "<rank R, NAME[I]>" for one slot.
   std::string slotName(int64_t slot) const;
   /// "@name" of a channel.
-  std::string channelName(int channel) const { return "@" + channels[channel].name; }
+  std::string channelName(int channel) const {
+    return "@" + channels[channel].name;
+  }
 
 private:
   Range toRange(ChunkAttr chunk) const;

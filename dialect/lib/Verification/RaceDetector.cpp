@@ -56,7 +56,7 @@ struct Transfer {
   int channel;
   int block;
   int step;
-  int64_t signal = -1;    // number of the signal on the channel publishing it
+  int64_t signal = -1;     // number of the signal on the channel publishing it
   uint32_t flushEpoch = 0; // epoch of the flush that completed it, 0 if none
 };
 
@@ -75,9 +75,10 @@ struct Snapshot {
 
 struct RaceDetector::Impl {
   Impl(const ProgramModel &model, const Scheduler &scheduler)
-      : model(model), scheduler(scheduler), clocks(model.blocks.size(),
-                             Clock(model.blocks.size(), 0)),
-        slots(model.numSlots()), shared(model.blocks.size()), snapshots(model.channels.size()),
+      : model(model), scheduler(scheduler),
+        clocks(model.blocks.size(), Clock(model.blocks.size(), 0)),
+        slots(model.numSlots()), shared(model.blocks.size()),
+        snapshots(model.channels.size()),
         snapshotHead(model.channels.size(), 0),
         signalsSent(model.channels.size(), 0),
         waitEpochs(model.channels.size()), unsignalled(model.channels.size()),
@@ -201,14 +202,14 @@ void RaceDetector::Impl::report(int64_t slot, const Access &prev,
   const Transfer *t = prev.transfer >= 0 ? &transfers[prev.transfer] : nullptr;
   if (!curIsWrite && t) {
     InFlightDiagnostic diag =
-        cur.op->emitError() << "reads " << chunk
-                            << " before the wait that makes the put writing it"
-                            << " visible";
+        cur.op->emitError()
+        << "reads " << chunk << " before the wait that makes the put writing it"
+        << " visible";
     Operation *wait = coveringWait(*t);
     if (!wait) {
       diag.attachNote(prev.op->getLoc())
-          << "written by this put on " << model.channelName(t->channel)
-          << " (" << other << "), which no later signal on "
+          << "written by this put on " << model.channelName(t->channel) << " ("
+          << other << "), which no later signal on "
           << model.channelName(t->channel) << " publishes";
       return;
     }
@@ -221,10 +222,10 @@ void RaceDetector::Impl::report(int64_t slot, const Access &prev,
     return;
   }
   if (curIsWrite && !prevIsWrite && t) {
-    InFlightDiagnostic diag =
-        cur.op->emitError() << "overwrites " << chunk
-                            << ", the source of a port-channel put that may "
-                               "still be reading it";
+    InFlightDiagnostic diag = cur.op->emitError()
+                              << "overwrites " << chunk
+                              << ", the source of a port-channel put that may "
+                                 "still be reading it";
     diag.attachNote(prev.op->getLoc())
         << "the put on " << model.channelName(t->channel) << " (" << other
         << "); flush " << model.channelName(t->channel)
@@ -256,11 +257,10 @@ void RaceDetector::Impl::read(int64_t slot, const Clock &clock,
   // One plain read per block suffices (program order); a port put's read
   // on a channel subsumes the earlier ones on that channel (FIFO).
   for (Access &prev : state.reads) {
-    bool same =
-        cur.transfer < 0
-            ? prev.transfer < 0 && prev.block == cur.block
-            : prev.transfer >= 0 && transfers[prev.transfer].channel ==
-                                        transfers[cur.transfer].channel;
+    bool same = cur.transfer < 0
+                    ? prev.transfer < 0 && prev.block == cur.block
+                    : prev.transfer >= 0 && transfers[prev.transfer].channel ==
+                                                transfers[cur.transfer].channel;
     if (same) {
       prev = cur;
       return;

@@ -59,8 +59,8 @@ std::string describe(const std::vector<Segment> &segments) {
       os << ", then ";
     os << segments[i].count;
     if (segments[i].pipeline)
-      os << " per iteration of a pipeline (unit " << unitOf(segments[i].pipeline)
-         << ")";
+      os << " per iteration of a pipeline (unit "
+         << unitOf(segments[i].pipeline) << ")";
     else
       os << " outside pipelines";
   }
@@ -106,9 +106,9 @@ private:
 void PairingChecker::comparePair(int c) {
   const ChannelInfo &sender = model.channels[c];
   int e = sender.otherEnd;
-  std::vector<Segment> sent =
-      sender.owner >= 0 ? segmentsOf(model, c, sender.signalSteps)
-                        : std::vector<Segment>();
+  std::vector<Segment> sent = sender.owner >= 0
+                                  ? segmentsOf(model, c, sender.signalSteps)
+                                  : std::vector<Segment>();
   std::vector<Segment> waited;
   if (e >= 0 && model.channels[e].owner >= 0)
     waited = segmentsOf(model, e, model.channels[e].waitSteps);
@@ -124,9 +124,8 @@ void PairingChecker::comparePair(int c) {
          << " of the same kind, protocol and id is declared, so rank "
          << sender.dst << " cannot wait for it";
     else if (model.channels[e].owner < 0 || waitedCount == 0)
-      os << "rank " << sender.dst << " never waits on "
-         << model.channelName(e) << ", its other end"
-         << (perIteration ? " (in that pipeline)" : "");
+      os << "rank " << sender.dst << " never waits on " << model.channelName(e)
+         << ", its other end" << (perIteration ? " (in that pipeline)" : "");
     else
       os << "rank " << sender.src << " signals " << nameC << " " << signalled
          << times(signalled) << (perIteration ? " per iteration" : "")
@@ -146,12 +145,13 @@ void PairingChecker::comparePair(int c) {
       os << "rank " << sender.src << " never signals " << nameC
          << ", its other end" << (perIteration ? " (in that pipeline)" : "");
     else
-      os << "rank " << waiter.src << " waits on " << model.channelName(e)
-         << " " << waitedCount << times(waitedCount)
-         << (perIteration ? " per iteration" : "") << " but rank "
-         << sender.src << " signals " << nameC << " only " << signalled
-         << times(signalled) << (perIteration ? " per iteration" : "");
-    waits.push_back({{e, index, waitOp(e, index), waiter.dst, waiter.src}, why});
+      os << "rank " << waiter.src << " waits on " << model.channelName(e) << " "
+         << waitedCount << times(waitedCount)
+         << (perIteration ? " per iteration" : "") << " but rank " << sender.src
+         << " signals " << nameC << " only " << signalled << times(signalled)
+         << (perIteration ? " per iteration" : "");
+    waits.push_back(
+        {{e, index, waitOp(e, index), waiter.dst, waiter.src}, why});
   };
 
   size_t n = std::max(sent.size(), waited.size());
@@ -169,13 +169,11 @@ void PairingChecker::comparePair(int c) {
     bool sameShape = (s.pipeline == nullptr) == (w.pipeline == nullptr) &&
                      unitOf(s.pipeline) == unitOf(w.pipeline);
     if (!sameShape) {
-      InFlightDiagnostic diag = signalOp(c, s.first)->emitError()
-                                << "signals on " << nameC
-                                << " do not pair up with the waits on "
-                                << model.channelName(e)
-                                << " in every pipeline iteration: signals "
-                                << describe(sent) << "; waits "
-                                << describe(waited);
+      InFlightDiagnostic diag =
+          signalOp(c, s.first)->emitError()
+          << "signals on " << nameC << " do not pair up with the waits on "
+          << model.channelName(e) << " in every pipeline iteration: signals "
+          << describe(sent) << "; waits " << describe(waited);
       diag.attachNote(waitOp(e, w.first)->getLoc())
           << "the first wait that would consume it";
       failedShape = true;
@@ -223,7 +221,8 @@ LogicalResult PairingChecker::run() {
   for (int c = 0, e = static_cast<int>(model.channels.size()); c < e; ++c) {
     const ChannelInfo &info = model.channels[c];
     if (!info.signalSteps.empty() ||
-        (info.otherEnd >= 0 && !model.channels[info.otherEnd].waitSteps.empty()))
+        (info.otherEnd >= 0 &&
+         !model.channels[info.otherEnd].waitSteps.empty()))
       comparePair(c);
     // Waits whose other end does not exist at all.
     if (info.otherEnd < 0 && !info.waitSteps.empty()) {
@@ -233,8 +232,7 @@ LogicalResult PairingChecker::run() {
          << " has no matching signal: no channel from rank " << info.dst
          << " to rank " << info.src
          << " of the same kind, protocol and id is declared";
-      waits.push_back(
-          {{c, 0, waitOp(c, 0), info.dst, info.src}, why});
+      waits.push_back({{c, 0, waitOp(c, 0), info.dst, info.src}, why});
     }
   }
   report();
