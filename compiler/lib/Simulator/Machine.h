@@ -110,7 +110,9 @@ struct ChannelState {
   std::vector<InFlightSource> inflight;
   std::deque<QueueItem> queue;
   std::vector<LandedSignal> landed;
-  int64_t waits = 0, signals = 0;
+  /// Waits done by each block of the owning group; signal increments sent.
+  std::vector<int64_t> waits;
+  int64_t signals = 0;
   double dataReady = 0; ///< when the last put's data has arrived
 };
 
@@ -128,15 +130,12 @@ struct Piece {
 
 struct Task {
   int block, member, rank;
-  int leader;
   size_t pc = 0;
   int64_t iter = 0, trip = 0, unitElems = 1;
   int pipeBegin = -1;
   Clock clock;
   bool done = false;
-  bool arrived = false; ///< at a group-wide step, waiting for the others
   double time = 0;
-  double blockedSince = -1;
 };
 
 struct TraceSlice {
@@ -248,6 +247,8 @@ private:
   mlir::LogicalResult step(int task);
   mlir::LogicalResult runData(int task, const Step &step);
   mlir::LogicalResult runSync(int task, const Step &step);
+  /// The semaphore count the task's next wait on channel `c` needs.
+  int64_t waitTarget(int task, int c) const;
   void reportDeadlock(llvm::StringRef context);
   mlir::LogicalResult finish(llvm::StringRef context);
   /// Element range of operand `c` for the task's current pipeline slice.
@@ -274,8 +275,6 @@ private:
   std::vector<ChannelState> channels;
   std::vector<Piece> pieces;
   std::vector<Task> tasks;
-  std::vector<int> groupArrivals;       ///< per block
-  std::vector<int> blockFirstTask;      ///< per block
   uint32_t nextInst = 1;
   uint32_t nextPut = 1;
   Strategy *strategy = nullptr;

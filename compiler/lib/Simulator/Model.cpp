@@ -290,6 +290,11 @@ FailureOr<Model> Model::build(ProgramOp program) {
       block.op = tb;
       if (failed(builder.lowerOps(tb.getBody().front(), block.rank, block)))
         return failure();
+      for (const Step &step : block.steps)
+        for (int c : step.channels) {
+          model.channels[c].owner = model.blocks.size();
+          model.channels[c].group = block.group;
+        }
       model.blocks.push_back(std::move(block));
     }
   }

@@ -39,6 +39,10 @@ struct ChannelInfo {
   int peer = -1;
   bool crossNode;
   mlir::Operation *op;
+  /// The thread block (group) that uses the channel; its size is how many
+  /// increments one signal op sends (one per block of the group).
+  int owner = -1;
+  int64_t group = 1;
   bool isPort() const { return kind == mscl::ChannelKind::port; }
 };
 

@@ -33,17 +33,16 @@ Machine::Machine(const Model &model, const Layout &layout, DataType type,
   channels.resize(model.channels.size());
   egressFree.assign(model.ranks, 0);
   for (auto [b, block] : llvm::enumerate(model.blocks)) {
-    blockFirstTask.push_back(tasks.size());
     for (int64_t m = 0; m < block.group; ++m) {
       Task task;
       task.block = b;
       task.member = m;
       task.rank = block.rank;
-      task.leader = blockFirstTask.back();
       tasks.push_back(std::move(task));
     }
   }
-  groupArrivals.assign(model.blocks.size(), 0);
+  for (auto [c, ch] : llvm::enumerate(model.channels))
+    channels[c].waits.assign(ch.group, 0);
   for (auto [i, task] : llvm::enumerate(tasks)) {
     task.clock.assign(tasks.size(), 0);
     task.clock[i] = 1;
@@ -146,17 +145,11 @@ void Machine::reportDeadlock(llvm::StringRef ctx) {
     if (t.done)
       continue;
     const BlockInfo &block = model.blocks[t.block];
-    if (block.group > 1 && t.member != 0)
-      continue; // the group is described by its first member
     const Step &step = block.steps[t.pc];
     std::string what;
     llvm::raw_string_ostream os(what);
     os << taskName(i);
-    if (step.isSync() && block.group > 1 &&
-        groupArrivals[t.block] < block.group) {
-      os << " waits for the other blocks of its group (" <<
-          groupArrivals[t.block] << " of " << block.group << " arrived)";
-    } else if (step.kind == StepKind::Wait) {
+    if (step.kind == StepKind::Wait) {
       for (int c : step.channels) {
         const ChannelInfo &ch = model.channels[c];
         if (ch.peer < 0) {
@@ -166,14 +159,21 @@ void Machine::reportDeadlock(llvm::StringRef ctx) {
           break;
         }
         int64_t landed = channels[ch.peer].landed.size();
-        if (landed > channels[c].waits)
+        int64_t target = waitTarget(i, c);
+        if (landed >= target)
           continue;
-        os << " waits for signal #" << channels[c].waits + 1 << " on @"
-           << model.channels[ch.peer].name << " from rank " << ch.dst
-           << ", which has sent " << channels[ch.peer].signals;
+        const ChannelInfo &peer = model.channels[ch.peer];
+        if (peer.group == 1)
+          os << " waits for signal #" << target << " on @" << peer.name
+             << " from rank " << ch.dst << ", which has sent "
+             << channels[ch.peer].signals;
+        else
+          os << " waits for @" << peer.name << "'s semaphore to reach "
+             << target << " (" << peer.group
+             << " blocks signal each round) from rank " << ch.dst
+             << ", which has sent " << channels[ch.peer].signals;
         break;
-      }
-    } else if (step.kind == StepKind::Flush) {
+      }    } else if (step.kind == StepKind::Flush) {
       os << " waits for a flush";
     } else {
       llvm::SmallVector<std::pair<int64_t, int64_t>, 8> ranges;
@@ -212,13 +212,25 @@ LogicalResult Machine::finish(llvm::StringRef ctx) {
     }
     // Memory-channel stores are complete when the kernel ends.
     commit(c, UINT64_MAX, Access());
-    int64_t waits = ch.peer >= 0 ? channels[ch.peer].waits : 0;
-    if (cs.signals != waits) {
+    // Every block of the waiting group must have consumed every increment.
+    bool balanced = true;
+    int64_t waits = 0;
+    if (ch.peer >= 0)
+      for (int64_t w : channels[ch.peer].waits) {
+        waits = w;
+        balanced &= w * ch.group == cs.signals;
+      }
+    else
+      balanced = cs.signals == 0;
+    if (!balanced) {
       auto diag = error(ch.op);
       diag << "unbalanced semaphore: " << cs.signals << " signal(s) on @"
            << ch.name << " but " << waits << " wait(s) on its other end";
       if (ch.peer >= 0)
         diag << " @" << model.channels[ch.peer].name;
+      if (ch.group > 1)
+        diag << " (a group of " << ch.group
+             << " blocks sends that many signals per signal op)";
       diag << "; the next launch would see a stale count";
       addContext(diag);
       return failure();

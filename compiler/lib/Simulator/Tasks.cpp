@@ -3,10 +3,8 @@
 // A task is one thread block (one member of a thread-block group). Data
 // operations run on the task's slice of the data: the pipeline iteration's
 // slice of every chunk, then the member's 1/G share of the elements moved.
-// Barrier-like steps (barrier, signal, wait, flush) are group-wide: every
-// member arrives, then the first member performs the step for the group
-// and releases the others. Every barrier-like step joins the members'
-// clocks and advances each member's own entry.
+// Barrier-like steps (barrier, signal, wait, flush) act on the task alone:
+// the blocks of a group synchronise only through semaphores.
 //
 //===----------------------------------------------------------------------===//
 
@@ -99,9 +97,8 @@ bool Machine::syncReady(int task, const Step &step) {
   case StepKind::Wait:
     for (int c : step.channels) {
       int peer = model.channels[c].peer;
-      if (peer < 0 ||
-          static_cast<int64_t>(channels[peer].landed.size()) <=
-              channels[c].waits)
+      if (peer < 0 || static_cast<int64_t>(channels[peer].landed.size()) <
+                          waitTarget(task, c))
         return false;
     }
     return true;
@@ -132,63 +129,53 @@ bool Machine::stepEnabled(int task, const Step &step) {
   return true;
 }
 
+int64_t Machine::waitTarget(int task, int c) const {
+  const ChannelInfo &ch = model.channels[c];
+  int64_t group = ch.peer >= 0 ? model.channels[ch.peer].group : 1;
+  return (channels[c].waits[tasks[task].member] + 1) * group;
+}
+
 bool Machine::enabled(int task) {
   Task &t = tasks[task];
   if (t.done)
     return false;
-  const BlockInfo &block = model.blocks[t.block];
-  const Step &step = block.steps[t.pc];
-  if (!step.isSync())
-    return stepEnabled(task, step);
-  if (block.group > 1) {
-    if (!t.arrived)
-      return true;
-    return t.member == 0 && groupArrivals[t.block] == block.group &&
-           syncReady(task, step);
-  }
-  return syncReady(task, step);
+  const Step &step = model.blocks[t.block].steps[t.pc];
+  return step.isSync() ? syncReady(task, step) : stepEnabled(task, step);
 }
 
 LogicalResult Machine::step(int task) {
   Task &t = tasks[task];
-  const BlockInfo &block = model.blocks[t.block];
-  const Step &step = block.steps[t.pc];
-  if (step.isSync()) {
-    if (block.group > 1 && !t.arrived) {
-      t.arrived = true;
-      t.blockedSince = t.time;
-      ++groupArrivals[t.block];
-      return success();
-    }
-    return runSync(task, step);
-  }
-  if (failed(runData(task, step)))
+  const Step &step = model.blocks[t.block].steps[t.pc];
+  if (failed(step.isSync() ? runSync(task, step) : runData(task, step)))
     return failure();
   ++t.pc;
   normalize(t);
   return success();
 }
 
-LogicalResult Machine::runSync(int leader, const Step &step) {
-  const BlockInfo &block = model.blocks[tasks[leader].block];
-  int first = blockFirstTask[tasks[leader].block];
-  int count = block.group;
-  double start = 0;
-  Clock joined = tasks[first].clock;
-  for (int m = first; m < first + count; ++m) {
-    join(joined, tasks[m].clock);
-    start = std::max(start, tasks[m].time);
-  }
+/// Barrier-like steps act on one block: a group's blocks synchronise only
+/// through semaphores, as in the generated code (docs/backend.md). A signal
+/// op sends one increment per block; the k-th wait of a block needs k times
+/// the signalling group's size, and joins the clocks of every signal up to
+/// that count (what an acquire load of the counter synchronises with).
+LogicalResult Machine::runSync(int task, const Step &step) {
+  Task &t = tasks[task];
+  double start = t.time;
   llvm::SmallVector<int, 2> flowIn, flowOut;
   uint32_t inst = nextInst++;
+  Clock &clock = t.clock;
   if (step.kind == StepKind::Wait) {
     for (int c : step.channels) {
-      const LandedSignal &sig =
-          channels[model.channels[c].peer].landed[channels[c].waits++];
-      join(joined, *sig.clock);
-      start = std::max(start, sig.time);
-      if (sig.flow >= 0)
-        flowIn.push_back(sig.flow);
+      int64_t target = waitTarget(task, c);
+      int64_t first = target - model.channels[model.channels[c].peer].group;
+      const auto &landed = channels[model.channels[c].peer].landed;
+      for (int64_t i = std::max<int64_t>(first, 0); i < target; ++i) {
+        join(clock, *landed[i].clock);
+        start = std::max(start, landed[i].time);
+        if (landed[i].flow >= 0)
+          flowIn.push_back(landed[i].flow);
+      }
+      ++channels[c].waits[t.member];
     }
   } else if (step.kind == StepKind::Flush) {
     for (int c : step.channels) {
@@ -199,17 +186,13 @@ LogicalResult Machine::runSync(int leader, const Step &step) {
         start = std::max(start, channels[c].dataReady);
     }
   }
-  for (int m = first; m < first + count; ++m) {
-    tasks[m].clock = joined;
-    ++tasks[m].clock[m];
-  }
+  ++clock[task]; // the implied block barrier
   if (step.kind == StepKind::Signal) {
-    Clock &clock = tasks[leader].clock;
     for (int c : step.channels) {
       const ChannelInfo &ch = model.channels[c];
       ChannelState &cs = channels[c];
-      Access tag{leader, clock[leader], inst, false, step.op};
-      ++clock[leader];
+      Access tag{task, clock[task], inst, false, step.op};
+      ++clock[task];
       double lat = !ch.isPort()      ? cost.signalLatency
                    : ch.crossNode ? cost.netLatency
                                   : cost.portLatency;
@@ -225,23 +208,12 @@ LogicalResult Machine::runSync(int leader, const Step &step) {
     }
   }
   double end = start + cost.opOverhead;
-  for (int m = first; m < first + count; ++m) {
-    Task &t = tasks[m];
-    if (tracing) {
-      double from = t.blockedSince >= 0 ? t.blockedSince : t.time;
-      TraceSlice &slice = addSlice(m, step, from, end, 0);
-      if (m == leader) { // one arrow per signal, drawn to the group's first
-        slice.flowIn = flowIn;
-        slice.flowOut = flowOut;
-      }
-    }
-    t.time = end;
-    t.blockedSince = -1;
-    t.arrived = false;
-    ++t.pc;
-    normalize(t);
+  if (tracing) {
+    TraceSlice &slice = addSlice(task, step, t.time, end, 0);
+    slice.flowIn = flowIn;
+    slice.flowOut = flowOut;
   }
-  groupArrivals[tasks[leader].block] = 0;
+  t.time = end;
   return success();
 }
 
