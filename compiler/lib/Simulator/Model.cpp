@@ -67,6 +67,47 @@ private:
       addSync(block, StepKind::Flush, op, refs);
   }
 
+  /// Inside a pipeline the generated code does an operation on a run of R
+  /// chunks one chunk at a time, so iteration t takes slice t of every
+  /// chunk (docs/backend.md): split such steps into R one-chunk steps.
+  void splitRuns(BlockInfo &block, size_t from) {
+    std::vector<Step> split;
+    for (size_t i = from; i < block.steps.size(); ++i) {
+      Step &step = block.steps[i];
+      int64_t runs = 0;
+      bool uniform = true;
+      auto visit = [&](const ChunkRef &c) {
+        if (!runs)
+          runs = c.count;
+        uniform &= c.count == runs;
+      };
+      for (auto *list : std::initializer_list<llvm::SmallVectorImpl<ChunkRef> *>{
+               &step.dsts, &step.srcs, &step.remotes})
+        for (const ChunkRef &c : *list)
+          visit(c);
+      if (step.store)
+        visit(*step.store);
+      if (runs <= 1 || !uniform) {
+        split.push_back(std::move(step));
+        continue;
+      }
+      for (int64_t k = 0; k < runs; ++k) {
+        Step one = step;
+        for (auto *list :
+             std::initializer_list<llvm::SmallVectorImpl<ChunkRef> *>{
+                 &one.dsts, &one.srcs, &one.remotes})
+          for (ChunkRef &c : *list)
+            c.index += k, c.count = 1;
+        if (one.store)
+          one.store->index += k, one.store->count = 1;
+        split.push_back(std::move(one));
+      }
+    }
+    block.steps.resize(from);
+    for (Step &step : split)
+      block.steps.push_back(std::move(step));
+  }
+
   Model &model;
 };
 
@@ -211,6 +252,7 @@ LogicalResult ModelBuilder::lowerOps(Block &body, int rank, BlockInfo &block) {
               block.steps.push_back(std::move(step));
               if (failed(lowerOps(pipeline.getBody().front(), rank, block)))
                 return failure();
+              splitRuns(block, begin + 1);
               int64_t maxRun = 0;
               for (int i = begin + 1, e = block.steps.size(); i < e; ++i) {
                 Step &inner = block.steps[i];
