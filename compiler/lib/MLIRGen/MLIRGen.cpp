@@ -201,7 +201,10 @@ LogicalResult Generator::emitOp(const Operation &op) {
   case OpKind::Copy:
     if (failed(needs(true, 1)))
       return failure();
-    mscl::CopyOp::create(builder, loc, chunk(*op.dst), chunk(op.srcs[0]));
+    // In-place collectives turn copies such as `output[r] = input[0]` into
+    // copies of a chunk onto itself: nothing to do.
+    if (chunk(*op.dst) != chunk(op.srcs[0]))
+      mscl::CopyOp::create(builder, loc, chunk(*op.dst), chunk(op.srcs[0]));
     return success();
   case OpKind::Reduce:
     if (failed(needs(true, 1)))
