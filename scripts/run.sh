@@ -1,10 +1,32 @@
 #!/usr/bin/env bash
 # Sets up and builds mscclc, then runs the main job on a bundled example:
-# compile it and print the checked MLIR.
+#   1. compile it and print the checked, optimised MLIR (first lines),
+#   2. simulate it on the CPU (adversarial schedules, several sizes) and
+#      print the verdict and estimated times,
+#   3. where two or more GPUs are present, run it on them through the JIT
+#      API and check the result.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 EXAMPLE="${1:-examples/allreduce_2pa_hb.mscl}"
 RANKS="${MSCCLC_RANKS:-8}"
 scripts/setup.sh
-echo "== mscclc $EXAMPLE --ranks $RANKS --emit=mlir"
-build/bin/mscclc "$EXAMPLE" --ranks "$RANKS" --emit=mlir
+
+echo "== mscclc $EXAMPLE --ranks $RANKS --emit=mlir --static-checks (first 40 lines)"
+build/bin/mscclc "$EXAMPLE" --ranks "$RANKS" --emit=mlir --static-checks > build/main-job.mlir
+head -n 40 build/main-job.mlir
+echo "   ... $(wc -l < build/main-job.mlir) lines in build/main-job.mlir"
+
+echo "== mscclc --simulate $EXAMPLE --ranks $RANKS"
+build/bin/mscclc --simulate "$EXAMPLE" --ranks "$RANKS" --schedules 20
+
+gpus=0
+if command -v nvidia-smi >/dev/null 2>&1; then
+  gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+fi
+if [ "$gpus" -ge 2 ] && [ -x build/bin/allreduce_host ]; then
+  echo "== running on $gpus GPUs (multicast disabled)"
+  MSCCLC_DISABLE_MULTICAST=1 NCCL_NVLS_ENABLE=0 MSCCLC_COMPILER=build/bin/mscclc \
+    build/bin/allreduce_host "$EXAMPLE" 1000003
+else
+  echo "== no GPUs here (found $gpus): the simulator above is the run"
+fi
