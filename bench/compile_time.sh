@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Times mscclc compiling an .mscl program to MLIR (frontend, passes and
-# checks included) at several rank counts; prints the median of REPS runs.
+# Times mscclc compiling an .mscl program to MLIR at several rank counts;
+# prints the median of REPS runs for: the frontend + MLIRGen alone
+# (--no-passes), the default pipeline (optimisation passes), and the
+# default pipeline plus the static proofs (--static-checks).
 #   bench/compile_time.sh [FILE.mscl] [RANKS...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,5 +27,8 @@ median_ms() { # runs "$@" REPS times, prints the median wall time in ms
 echo "mscclc compile time ($(basename "$FILE"), median of $REPS runs)"
 echo "host: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
 for ranks in ${RANK_LIST[@]}; do
-  echo "  --ranks $ranks: $(median_ms "$MSCCLC" "$FILE" --ranks "$ranks" --emit=mlir) ms"
+  front=$(median_ms "$MSCCLC" "$FILE" --ranks "$ranks" --emit=mlir --no-passes)
+  passes=$(median_ms "$MSCCLC" "$FILE" --ranks "$ranks" --emit=mlir)
+  checked=$(median_ms "$MSCCLC" "$FILE" --ranks "$ranks" --emit=mlir --static-checks)
+  echo "  --ranks $ranks: frontend+MLIRGen $front ms, + passes $passes ms, + static checks $checked ms"
 done
