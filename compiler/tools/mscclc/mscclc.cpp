@@ -88,11 +88,15 @@ cl::opt<bool> embedHeaders(
     cl::init(false), cl::cat(mscclcCategory));
 cl::opt<bool> noPasses(
     "no-passes",
-    cl::desc("Skip the optimisation passes (replicate, fuse, barriers)"),
+    cl::desc("Print MLIRGen's output: no optimisation passes (replicate, "
+             "fuse, barriers) and no static proof"),
     cl::init(false), cl::cat(mscclcCategory));
-// The static proof (docs/verification.md) runs by default when a runnable
-// program is emitted (cuda, plan, ptx, cubin); --static-checks asks for it
-// with any output, --skip-static-checks never runs it.
+// The static proof (docs/verification.md) runs by default on every .mscl
+// program after the optimisation passes. It does not run with --no-passes
+// (which shows MLIRGen's output as it is), on .mlir input (taken as it is),
+// or under --simulate (the simulator checks the same properties on real
+// runs, and must be able to run programs the proof rejects);
+// --static-checks adds it there, --skip-static-checks turns it off.
 cl::opt<bool> staticChecks(
     "static-checks",
     cl::desc("Prove synchronisation and the collective (mscl-check-sync, "
@@ -278,22 +282,19 @@ LogicalResult compile(llvm::SourceMgr &sourceMgr, MLIRContext &ctx,
   OwningOpRef<ModuleOp> ir = mscclc::generateMLIR(*program, ctx);
   if (!ir)
     return failure();
-  if (!noPasses) {
-    PassManager pm(&ctx, ModuleOp::getOperationName());
-    mscl::buildOptimizationPipeline(pm, /*instances=*/0);
-    if (failed(pm.run(*ir)))
-      return failure();
-  }
-  // The static proof runs on what is emitted: after the optimisations.
-  bool emitsKernels = !simulateFlag &&
-                      (emitKind == EmitKind::CUDA || emitKind == EmitKind::Plan ||
-                       emitKind == EmitKind::PTX || emitKind == EmitKind::CUBIN);
-  if (!skipStaticChecks && (staticChecks || emitsKernels)) {
-    PassManager pm(&ctx, ModuleOp::getOperationName());
+  if (noPasses)
+    return emitModule(*ir, os);
+  // One pass manager, so --mlir-print-ir-after-all and --mlir-timing see
+  // the whole pipeline. The static proof runs on what is emitted: after
+  // the optimisations.
+  PassManager pm(&ctx, ModuleOp::getOperationName());
+  if (failed(applyPassManagerCLOptions(pm)))
+    return failure();
+  mscl::buildOptimizationPipeline(pm, /*instances=*/0);
+  if (!skipStaticChecks && (staticChecks || !simulateFlag))
     mscl::addVerificationPasses(pm);
-    if (failed(pm.run(*ir)))
-      return failure();
-  }
+  if (failed(pm.run(*ir)))
+    return failure();
   return emitModule(*ir, os);
 }
 
@@ -302,6 +303,11 @@ LogicalResult compile(llvm::SourceMgr &sourceMgr, MLIRContext &ctx,
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   cl::SetVersionPrinter(printVersion);
+  // MLIR's pass-manager and printing options (--mlir-print-ir-after-all,
+  // --mlir-timing, ...) work as in mscl-opt; --help lists mscclc's own.
+  registerPassManagerCLOptions();
+  registerMLIRContextCLOptions();
+  registerAsmPrinterCLOptions();
   cl::HideUnrelatedOptions(mscclcCategory);
   cl::ParseCommandLineOptions(
       argc, argv,
