@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sets up and builds mscclc, then runs the main job on a bundled example:
-#   1. compile it and print the checked, optimised MLIR (first lines),
+#   1. compile it and print the checked, optimised MLIR (rank 0),
 #   2. simulate it on the CPU (adversarial schedules, several sizes) and
 #      print the verdict and estimated times,
 #   3. where two or more GPUs are present, run it on them through the JIT
@@ -11,10 +11,12 @@ EXAMPLE="${1:-examples/allreduce_2pa_hb.mscl}"
 RANKS="${MSCCLC_RANKS:-8}"
 scripts/setup.sh
 
-echo "== mscclc $EXAMPLE --ranks $RANKS --emit=mlir (first 40 lines)"
+echo "== mscclc $EXAMPLE --ranks $RANKS --emit=mlir (checked; rank 0 shown)"
 build/bin/mscclc "$EXAMPLE" --ranks "$RANKS" --emit=mlir > build/main-job.mlir
-head -n 40 build/main-job.mlir
-echo "   ... $(wc -l < build/main-job.mlir) lines in build/main-job.mlir"
+grep -m1 -A4 "mscl.program" build/main-job.mlir
+echo "    ..."
+awk '/mscl.rank 0 /{p=1} /mscl.rank 1 /{exit} p' build/main-job.mlir
+echo "   ... the whole program: build/main-job.mlir ($(wc -l < build/main-job.mlir) lines)"
 
 echo "== mscclc --simulate $EXAMPLE --ranks $RANKS"
 build/bin/mscclc --simulate "$EXAMPLE" --ranks "$RANKS" --schedules 20
