@@ -99,12 +99,12 @@ cl::opt<bool> noPasses(
 // --static-checks adds it there, --skip-static-checks turns it off.
 cl::opt<bool> staticChecks(
     "static-checks",
-    cl::desc("Prove synchronisation and the collective (mscl-check-sync, "
-             "mscl-check-collective) whatever is emitted"),
+    cl::desc("Run the static proof (mscl-check-sync, mscl-check-collective) "
+             "under --simulate too; it runs by default otherwise"),
     cl::init(false), cl::cat(mscclcCategory));
 cl::opt<bool> skipStaticChecks(
     "skip-static-checks",
-    cl::desc("Skip that proof, e.g. to simulate a program it rejects"),
+    cl::desc("Skip the static proof"),
     cl::init(false), cl::cat(mscclcCategory));
 cl::opt<bool> verifyDiagnostics(
     "verify-diagnostics",
