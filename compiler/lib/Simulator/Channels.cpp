@@ -19,22 +19,6 @@ using namespace mscclc::sim;
 /// GB/s to bytes per microsecond.
 static double perUs(double gbps) { return gbps * 1e3; }
 
-template <typename Seg>
-static typename std::map<int64_t, Seg>::iterator
-splitAt(std::map<int64_t, Seg> &map, int64_t at) {
-  auto it = map.upper_bound(at);
-  if (it == map.begin())
-    return it;
-  auto prev = std::prev(it);
-  if (prev->first == at)
-    return prev;
-  if (prev->second.hi <= at)
-    return it;
-  Seg tail = prev->second;
-  prev->second.hi = at;
-  return map.emplace_hint(it, at, std::move(tail));
-}
-
 LogicalResult Machine::issuePut(int task, const Step &step, uint32_t inst,
                                 int c, const ChunkRef &dst, int64_t lo,
                                 int64_t hi, std::vector<Word> values,

@@ -30,6 +30,25 @@
 namespace mscclc {
 namespace sim {
 
+/// Splits the segment of `map` (keyed by start, each with an exclusive `hi`)
+/// that straddles `at`, so that a segment starts exactly at `at` when any
+/// covers it; returns the first segment starting at or after `at`.
+template <typename Seg>
+typename std::map<int64_t, Seg>::iterator splitAt(std::map<int64_t, Seg> &map,
+                                                   int64_t at) {
+  auto it = map.upper_bound(at);
+  if (it == map.begin())
+    return it;
+  auto prev = std::prev(it);
+  if (prev->first == at)
+    return prev;
+  if (prev->second.hi <= at)
+    return it;
+  Seg tail = prev->second;
+  prev->second.hi = at;
+  return map.emplace_hint(it, at, std::move(tail));
+}
+
 using Clock = std::vector<uint32_t>;
 using ClockPtr = std::shared_ptr<const Clock>;
 
@@ -205,8 +224,6 @@ private:
 
   // Shadow memory.
   bool ordered(const Access &a, int task, uint32_t inst) const;
-  std::map<int64_t, Segment>::iterator split(std::map<int64_t, Segment> &map,
-                                             int64_t at);
   mlir::LogicalResult checkRead(int task, mlir::Operation *op, uint32_t inst,
                                 int rank, int buffer, int64_t lo, int64_t hi);
   void recordRead(int task, mlir::Operation *op, uint32_t inst, int rank,

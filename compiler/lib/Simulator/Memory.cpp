@@ -26,21 +26,6 @@ bool Machine::ordered(const Access &a, int task, uint32_t inst) const {
   return a.clock < clock[a.task];
 }
 
-std::map<int64_t, Segment>::iterator
-Machine::split(std::map<int64_t, Segment> &map, int64_t at) {
-  auto it = map.upper_bound(at);
-  if (it == map.begin())
-    return it;
-  auto prev = std::prev(it);
-  if (prev->first == at)
-    return prev;
-  if (prev->second.hi <= at)
-    return it;
-  Segment tail = prev->second;
-  prev->second.hi = at;
-  return map.emplace_hint(it, at, std::move(tail));
-}
-
 std::string Machine::taskName(int task) const {
   const Task &t = tasks[task];
   const BlockInfo &block = model.blocks[t.block];
@@ -141,9 +126,9 @@ void Machine::recordRead(int task, Operation *op, uint32_t inst, int rank,
   if (lo >= hi)
     return;
   Region &reg = region(rank, buffer);
-  split(reg.shadow, hi);
+  splitAt(reg.shadow, hi);
   uint32_t now = tasks[task].clock[task];
-  for (auto it = split(reg.shadow, lo);
+  for (auto it = splitAt(reg.shadow, lo);
        it != reg.shadow.end() && it->first < hi; ++it) {
     auto &reads = it->second.reads;
     Access *mine = nullptr;
@@ -239,8 +224,8 @@ void Machine::recordWrite(const Access &access, WriteKind kind, int rank,
   if (lo >= hi)
     return;
   Region &reg = region(rank, buffer);
-  split(reg.shadow, hi);
-  auto first = split(reg.shadow, lo);
+  splitAt(reg.shadow, hi);
+  auto first = splitAt(reg.shadow, lo);
   auto last = first;
   while (last != reg.shadow.end() && last->first < hi)
     ++last;
