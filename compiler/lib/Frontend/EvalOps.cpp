@@ -103,6 +103,23 @@ void Evaluator::emit(Operation op) {
   on->sink->push_back(std::move(op));
 }
 
+std::optional<std::vector<Value>> Evaluator::evalChunkOperands(
+    llvm::ArrayRef<std::unique_ptr<ast::Expr>> args, bool sourcesMayExcept) {
+  std::vector<Value> operands;
+  bool ok = true;
+  for (size_t i = 0; i < args.size(); ++i) {
+    // The destination (argument 0) never takes `except`.
+    std::optional<Value> v = evalChunkOperand(*args[i], sourcesMayExcept && i > 0);
+    if (v)
+      operands.push_back(*v);
+    else
+      ok = false;
+  }
+  if (!ok)
+    return std::nullopt;
+  return operands;
+}
+
 std::optional<Value> Evaluator::evalChunkOperand(const ast::Expr &expr,
                                                  bool exceptOk) {
   const ast::Expr *chunkExpr = &expr;
@@ -244,18 +261,11 @@ void Evaluator::evalLocalOp(const ast::CallExpr &e, BuiltinFn kind) {
     emit(Operation{OpKind::Barrier, "", std::nullopt, {}, 0, {}, e.getLoc()});
     return;
   }
-  std::vector<Value> operands;
-  bool ok = true;
-  for (size_t i = 0; i < e.args.size(); ++i) {
-    std::optional<Value> v =
-        evalChunkOperand(*e.args[i], kind == BuiltinFn::Reduce && i > 0);
-    if (v)
-      operands.push_back(*v);
-    else
-      ok = false;
-  }
-  if (!ok)
+  std::optional<std::vector<Value>> evaluated =
+      evalChunkOperands(e.args, kind == BuiltinFn::Reduce);
+  if (!evaluated)
     return;
+  std::vector<Value> &operands = *evaluated;
   const Value &dst = operands[0];
   std::vector<Value> srcs;
   if (kind == BuiltinFn::Copy) {
@@ -271,7 +281,7 @@ void Evaluator::evalLocalOp(const ast::CallExpr &e, BuiltinFn kind) {
       return;
     }
   }
-  ok = checkOnRank(dst, on->rank, "a local operand", "the block's rank");
+  bool ok = checkOnRank(dst, on->rank, "a local operand", "the block's rank");
   for (const Value &s : srcs)
     ok &= checkOnRank(s, on->rank, "a local operand", "the block's rank");
   if (!ok || !noteWrite(dst, false, e.getLoc()))
@@ -384,19 +394,13 @@ void Evaluator::evalMethod(const ast::MethodCallExpr &e) {
     return;
   }
 
-  std::vector<Value> operands;
-  bool ok = true;
-  for (size_t i = 0; i < e.args.size(); ++i) {
-    std::optional<Value> v =
-        evalChunkOperand(*e.args[i], kind == OpKind::ReducePut && i > 0);
-    if (v)
-      operands.push_back(*v);
-    else
-      ok = false;
-  }
-  if (!ok)
+  std::optional<std::vector<Value>> evaluated =
+      evalChunkOperands(e.args, kind == OpKind::ReducePut);
+  if (!evaluated)
     return;
+  std::vector<Value> &operands = *evaluated;
 
+  bool ok = true;
   Operation op{kind, "", std::nullopt, {}, 0, {}, e.getLoc()};
   int64_t self = on->rank;
   const char *selfWhy = "the block's rank";

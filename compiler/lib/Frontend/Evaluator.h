@@ -185,6 +185,12 @@ private:
   /// Evaluates an operand that must be a chunk reference; `exceptOk` allows
   /// `chunks except i`.
   std::optional<Value> evalChunkOperand(const ast::Expr &expr, bool exceptOk);
+  /// Evaluates every argument as a chunk operand (all of them, so each bad
+  /// one is reported); with `sourcesMayExcept`, every argument after the
+  /// destination may be `chunks except i`. Returns nullopt after any error.
+  std::optional<std::vector<Value>>
+  evalChunkOperands(llvm::ArrayRef<std::unique_ptr<ast::Expr>> args,
+                    bool sourcesMayExcept);
   /// Splits reduce sources into destination-sized pieces, dropping excluded
   /// chunks.
   bool expandSources(const Value &dst, llvm::ArrayRef<Value> srcs,
