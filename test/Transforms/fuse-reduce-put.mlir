@@ -127,3 +127,69 @@ mscl.program @keep attributes {collective = #mscl.collective<allreduce>,
     }
   }
 }
+
+// -----
+
+// Puts of one source to several peers: one reduce_put from that source
+// alone, without a store, so the source is loaded once for every peer.
+// CHECK-LABEL: mscl.program @multi_put
+mscl.program @multi_put attributes {collective = #mscl.collective<allreduce>,
+    ranks = 4 : i64, gpus_per_node = 4 : i64, instances = 1 : i64,
+    chunks = 4 : i64, input_chunks = 4 : i64, output_chunks = 4 : i64} {
+  mscl.buffer @input input[4]
+  mscl.buffer @output output[4]
+  mscl.buffer @s scratch[4]
+  mscl.buffer @pk scratch[4] packet
+  mscl.channel @hb01 memory HB 0 -> 1
+  mscl.channel @ll02 memory LL 0 -> 2
+  mscl.channel @hb03 memory HB 0 -> 3
+  mscl.channel @hb01b memory HB 0 -> 1 id 1
+  mscl.channel @hb02b memory HB 0 -> 2 id 1
+  mscl.channel @port01 port 0 -> 1
+  mscl.channel @hb02c memory HB 0 -> 2 id 2
+  mscl.channel @hb01d memory HB 0 -> 1 id 3
+  mscl.channel @hb02d memory HB 0 -> 2 id 3
+  mscl.rank 0 {
+    // Three peers, HB and LL mixed, an independent copy in between.
+    // CHECK: mscl.threadblock 0 {
+    // CHECK-NEXT: mscl.copy to <rank 0, output[3]>
+    // CHECK-NEXT: mscl.reduce_put [@hb01 <rank 1, s[0]>, @ll02 <rank 2, pk[0]>, @hb03 <rank 3, s[0]>] from [<rank 0, input[0]>]{{$}}
+    // CHECK-NEXT: mscl.signal
+    // CHECK-NEXT: }
+    mscl.threadblock 0 {
+      mscl.put @hb01 to <rank 1, s[0]> from <rank 0, input[0]>
+      mscl.put @ll02 to <rank 2, pk[0]> from <rank 0, input[0]>
+      mscl.copy to <rank 0, output[3]> from <rank 0, input[3]>
+      mscl.put @hb03 to <rank 3, s[0]> from <rank 0, input[0]>
+      mscl.signal [@hb01, @hb03]
+    }
+    // The source is rewritten in between: the puts send different data.
+    // CHECK: mscl.threadblock 1 {
+    // CHECK-NEXT: mscl.put @hb01b
+    // CHECK-NEXT: mscl.copy
+    // CHECK-NEXT: mscl.put @hb02b
+    mscl.threadblock 1 {
+      mscl.put @hb01b to <rank 1, s[1]> from <rank 0, output[1]>
+      mscl.copy to <rank 0, output[1]> from <rank 0, input[1]>
+      mscl.put @hb02b to <rank 2, s[1]> from <rank 0, output[1]>
+    }
+    // A port channel copies from memory: no fusion.
+    // CHECK: mscl.threadblock 2 {
+    // CHECK-NEXT: mscl.put @port01
+    // CHECK-NEXT: mscl.put @hb02c
+    mscl.threadblock 2 {
+      mscl.put @port01 to <rank 1, s[2]> from <rank 0, input[2]>
+      mscl.put @hb02c to <rank 2, s[2]> from <rank 0, input[2]>
+    }
+    // A wait in between: the first put overlaps the wait on purpose.
+    // CHECK: mscl.threadblock 3 {
+    // CHECK-NEXT: mscl.put @hb01d
+    // CHECK-NEXT: mscl.wait
+    // CHECK-NEXT: mscl.put @hb02d
+    mscl.threadblock 3 {
+      mscl.put @hb01d to <rank 1, s[3]> from <rank 0, input[3]>
+      mscl.wait [@hb01d]
+      mscl.put @hb02d to <rank 2, s[3]> from <rank 0, input[3]>
+    }
+  }
+}

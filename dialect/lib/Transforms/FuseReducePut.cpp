@@ -7,8 +7,10 @@
 // must let them pass (FusionUtils.h) and not touch their chunks. `store D`
 // stays unless D is a scratch chunk that no other operation of the program
 // reads (the reduce itself may: `reduce to D from [D, X]`). A reduce_put with a
-// store takes later puts of its stored chunk the same way. Port channels are
-// left alone: their proxy copies from memory.
+// store takes later puts of its stored chunk the same way. Puts of one source
+// to several peers become a one-source reduce_put without a store, which
+// loads the source once for all of them. Port channels are left alone: their
+// proxy copies from memory.
 //
 //===----------------------------------------------------------------------===//
 
@@ -103,9 +105,20 @@ Operation *FuseReducePutPass::tryFuse(Operation *op, OpBuilder &builder) {
   ArrayAttr srcs;
   SmallVector<Attribute> channels, dsts;
   bool keepStore = false;
+  bool readOnly = false; // op is a put: nothing to store
   if (auto reduce = dyn_cast<ReduceOp>(op)) {
     value = reduce.getDst();
     srcs = reduce.getSrcs();
+  } else if (auto put = dyn_cast<PutOp>(op)) {
+    // The first of several puts of one source: `value` is only read.
+    value = put.getSrc();
+    if (putSources.lookup(value) < 2 ||
+        !isFusablePut(put, value, channels, dsts))
+      return nullptr;
+    srcs = builder.getArrayAttr({value});
+    channels.push_back(put.getChannelAttr());
+    dsts.push_back(put.getDst());
+    readOnly = true;
   } else if (auto reducePut = dyn_cast<ReducePutOp>(op)) {
     value = reducePut.getStoreAttr();
     if (!value)
@@ -119,7 +132,7 @@ Operation *FuseReducePutPass::tryFuse(Operation *op, OpBuilder &builder) {
   }
 
   // Only scan when a put of the value can follow.
-  if (!putSources.lookup(value))
+  if (putSources.lookup(value) < (readOnly ? 2 : 1))
     return nullptr;
   OpAccesses moving = getAccesses(op, &groups);
   SmallVector<Operation *> puts;
@@ -145,7 +158,7 @@ Operation *FuseReducePutPass::tryFuse(Operation *op, OpBuilder &builder) {
 
   // The reduce reading its own destination is no later reader.
   putSet.insert(op);
-  bool store = keepStore || needsStore(value, putSet);
+  bool store = !readOnly && (keepStore || needsStore(value, putSet));
   SmallVector<Location> locs{op->getLoc()};
   for (Operation *put : puts)
     locs.push_back(put->getLoc());
@@ -153,7 +166,7 @@ Operation *FuseReducePutPass::tryFuse(Operation *op, OpBuilder &builder) {
   auto fused = ReducePutOp::create(
       builder, builder.getFusedLoc(locs), builder.getArrayAttr(channels),
       builder.getArrayAttr(dsts), srcs, store ? value : ChunkAttr());
-  putSources[value] -= puts.size();
+  putSources[value] -= puts.size() + (readOnly ? 1 : 0);
   for (Operation *put : puts)
     put->erase();
   op->erase();

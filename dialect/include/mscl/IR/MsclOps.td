@@ -300,7 +300,8 @@ def Mscl_ReducePutOp : Mscl_TBOp<"reduce_put"> {
   let description = [{
     Computes the reduction of `srcs` in registers and writes it to
     `dsts[i]` through `channels[i]`, and also to the local `store` chunk if
-    present; the result never makes a round trip through memory.
+    present; the result never makes a round trip through memory. With one
+    source it is a put to several peers that loads the source once.
 
     Example: `mscl.reduce_put [@mem_hb_0_1 <rank 1, output[0]>] from
     [<rank 0, input[0]>, <rank 0, s[1]>] store <rank 0, output[0]>`

@@ -52,9 +52,11 @@ def MsclFuseReducePut : Pass<"mscl-fuse-reduce-put", "mscl::ProgramOp"> {
     `reduce to D from S` followed by puts of exactly `D` on memory channels
     becomes one `mscl.reduce_put` to every peer, placed at the last put.
     The result is still stored to `D` (`store`) unless `D` is a scratch
-    chunk that nothing else reads. Operations between them may not touch the
-    chunks involved; only data ops and barriers may lie between (no signal,
-    wait, flush or pipeline).
+    chunk that nothing else reads. Puts of one chunk to several peers become
+    a one-source `mscl.reduce_put` without a store, which loads the chunk
+    once. Operations between them may not touch the chunks involved; only
+    data ops and barriers may lie between (no signal, wait, flush or
+    pipeline).
   }];
 }
 

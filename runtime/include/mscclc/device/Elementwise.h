@@ -155,7 +155,9 @@ __device__ __forceinline__ void plainOp(const Operands<NS, 0, ND, 0> &o,
 }
 
 /// Operations reading or writing LL16 packets: one packet (8 data bytes)
-/// per thread and step.
+/// per thread and step. Plain sources are loaded before the packets are
+/// awaited, and every packet is read once before any is spun on, so the
+/// loads overlap instead of costing one round trip each.
 template <int NS, int NK, int ND, int NL>
 __device__ __forceinline__ void packetOp(const Ctx &ctx, const Site &site,
                                          const Operands<NS, NK, ND, NL> &o,
@@ -166,17 +168,25 @@ __device__ __forceinline__ void packetOp(const Ctx &ctx, const Site &site,
   constexpr u64 perPacket = 8 / sizeof(T);
   for (u64 q = threadIdx.x; q < packets; q += blockDim.x) {
     const u32 valid = static_cast<u32>(umin(8, bytes - q * 8));
-    uint2 v;
-    if (NK > 0)
-      v = readLL16(ctx, site, o.pin[0] + q, ctx.flag);
-    else
+    uint2 v = make_uint2(0, 0);
+    if (NS > 0)
       v = load8(o.src[0] + q * perPacket, valid);
 #pragma unroll
-    for (int k = (NK > 0 ? 1 : 0); k < NK; ++k)
-      v = reduceLanes<T, RedOp>(v, readLL16(ctx, site, o.pin[k] + q, ctx.flag));
-#pragma unroll
-    for (int s = (NK > 0 ? 0 : 1); s < NS; ++s)
+    for (int s = 1; s < NS; ++s)
       v = reduceLanes<T, RedOp>(v, load8(o.src[s] + q * perPacket, valid));
+    if (NK > 0) {
+      uint2 got[NK > 0 ? NK : 1];
+      bool ready[NK > 0 ? NK : 1];
+#pragma unroll
+      for (int k = 0; k < NK; ++k)
+        ready[k] = tryReadLL16(o.pin[k] + q, ctx.flag, got[k]);
+#pragma unroll
+      for (int k = 0; k < NK; ++k) {
+        if (!ready[k])
+          got[k] = readLL16(ctx, site, o.pin[k] + q, ctx.flag);
+        v = (NS == 0 && k == 0) ? got[k] : reduceLanes<T, RedOp>(v, got[k]);
+      }
+    }
 #pragma unroll
     for (int d = 0; d < ND; ++d)
       store8(o.dst[d] + q * perPacket, v, valid);
