@@ -11,8 +11,9 @@
 // (n-1)/n). Data is random (a hash of the index), never zeros.
 // Also times the JIT: the mscclc binary, NVRTC cold compile, cache hit.
 //
-//   mscclc-bench --examples DIR [--algos a,b] [--reference DIR]
+//   mscclc-bench --examples DIR [--algos a,b@K] [--reference DIR]
 //                [--max-bytes N] [--out results.md] [--no-nccl]
+// `NAME@K` compiles example NAME with K instances (K thread blocks per one).
 //
 //===----------------------------------------------------------------------===//
 
@@ -308,7 +309,11 @@ int main(int argc, char **argv) {
 
   int arch = prop.major * 10 + prop.minor;
   for (const std::string &algo : o.algos) {
-    std::string path = o.examples + "/" + algo + ".mscl";
+    // NAME or NAME@K: example NAME compiled with K instances.
+    const size_t at = algo.find('@');
+    const std::string base = algo.substr(0, at);
+    const int instances = at == std::string::npos ? 0 : atoi(algo.c_str() + at + 1);
+    std::string path = o.examples + "/" + base + ".mscl";
     std::string text = readFile(path);
     if (text.empty()) {
       printf("skip %s: no such example\n", algo.c_str());
@@ -321,6 +326,7 @@ int main(int argc, char **argv) {
     // JIT timing through the runtime's own classes.
     mscclc::rt::CompilerOptions copts;
     copts.ranks = n;
+    copts.instances = instances;
     auto t0 = std::chrono::steady_clock::now();
     std::unique_ptr<mscclc::rt::Program> p;
     mscclc::rt::Status s = mscclc::rt::Program::compileFile(path, copts, &p);
@@ -351,6 +357,7 @@ int main(int argc, char **argv) {
 
     mscclcCompileOptions opts = MSCCLC_COMPILE_OPTIONS_INIT;
     opts.ranks = n;
+    opts.instances = instances;
     mscclcProgram_t prog;
     if (mscclcProgramCompileFile(&prog, path.c_str(), &opts) != mscclcSuccess) {
       printf("skip %s: %s\n", algo.c_str(), mscclcGetLastError());

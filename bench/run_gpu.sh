@@ -2,6 +2,10 @@
 # Builds the runtime on the GPU machine (CUDA + nvcc, no MLIR) and runs the
 # requested stages, logging everything under $OUT:
 #   bash bench/run_gpu.sh info selftest timeout sanitize collectives bench
+# `reference` prepares the hand-written kernels for `bench`: each
+# bench/reference/NAME.cu gets the plan of the example it names (mscclc
+# --emit=plan) with the generated kernel names replaced by its own, and
+# BENCH_ARGS gains --reference.
 # The compiler binary comes prebuilt in .carry/bin/mscclc (statically linked
 # against MLIR); stages that need it skip when it is missing.
 set -uo pipefail
@@ -98,6 +102,28 @@ stage_collectives() {
   for f in collectives-procs collectives-group collectives-1g; do
     echo "== $f"; grep -E "^(FAIL|SKIP)|passed,|rank passed|FAILED| in [0-9.]+ s" "$LOGS/$f.log" | head -40
   done
+}
+stage_mainjob() {
+  # The README's main job, with the carried compiler (no MLIR here).
+  if [ -z "${MSCCLC_COMPILER:-}" ]; then echo "mainjob: no compiler carried"; return; fi
+  run_logged mainjob scripts/run.sh
+  tail -12 "$LOGS/mainjob.log"
+}
+stage_reference() {
+  if [ -z "${MSCCLC_COMPILER:-}" ]; then echo "reference: no compiler carried"; return; fi
+  local dir=/tmp/mscclc-reference
+  mkdir -p $dir
+  for cu in bench/reference/*.cu; do
+    local name=$(basename "$cu" .cu)
+    # The first example the reference names is the one it re-implements.
+    local example=$(grep -oE 'examples/[a-z0-9_]+\.mscl' "$cu" | head -1)
+    local kernel=$(grep -oE 'mscclc_ref_[a-z0-9_]+' "$cu" | head -1)
+    cp "$cu" $dir/
+    "$MSCCLC_COMPILER" "$example" --ranks ${REF_RANKS:-2} --emit=plan |
+      sed -E "s/\"mscclc_[a-z0-9_]+_rank[0-9]+\"/\"$kernel\"/" > $dir/$name.plan.json
+    echo "reference: $name from $example (kernel $kernel)"
+  done
+  BENCH_ARGS="${BENCH_ARGS:-} --reference $dir"
 }
 stage_bench() {
   if [ ! -x $BUILD/bin/mscclc-bench ]; then echo "bench: not built"; return; fi

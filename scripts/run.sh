@@ -10,16 +10,18 @@ cd "$(dirname "$0")/.."
 EXAMPLE="${1:-examples/allreduce_2pa_hb.mscl}"
 RANKS="${MSCCLC_RANKS:-8}"
 scripts/setup.sh
+# A prebuilt compiler (MSCCLC_COMPILER, see setup.sh) or the one just built.
+MSCCLC="${MSCCLC_COMPILER:-build/bin/mscclc}"
 
 echo "== mscclc $EXAMPLE --ranks $RANKS --emit=mlir (checked; rank 0 shown)"
-build/bin/mscclc "$EXAMPLE" --ranks "$RANKS" --emit=mlir > build/main-job.mlir
+"$MSCCLC" "$EXAMPLE" --ranks "$RANKS" --emit=mlir > build/main-job.mlir
 grep -m1 -A4 "mscl.program" build/main-job.mlir
 echo "    ..."
 awk '/mscl.rank 0 /{p=1} /mscl.rank 1 /{exit} p' build/main-job.mlir
 echo "   ... the whole program: build/main-job.mlir ($(wc -l < build/main-job.mlir) lines)"
 
 echo "== mscclc --simulate $EXAMPLE --ranks $RANKS"
-build/bin/mscclc --simulate "$EXAMPLE" --ranks "$RANKS" --schedules 20
+"$MSCCLC" --simulate "$EXAMPLE" --ranks "$RANKS" --schedules 20
 
 gpus=0
 if command -v nvidia-smi >/dev/null 2>&1; then
@@ -27,7 +29,7 @@ if command -v nvidia-smi >/dev/null 2>&1; then
 fi
 if [ "$gpus" -ge 2 ] && [ -x build/bin/allreduce_host ]; then
   echo "== running on $gpus GPUs (multicast disabled)"
-  MSCCLC_DISABLE_MULTICAST=1 NCCL_NVLS_ENABLE=0 MSCCLC_COMPILER=build/bin/mscclc \
+  MSCCLC_DISABLE_MULTICAST=1 NCCL_NVLS_ENABLE=0 MSCCLC_COMPILER="$MSCCLC" \
     build/bin/allreduce_host "$EXAMPLE" 1000003
 else
   echo "== no GPUs here (found $gpus): the simulator above is the run"

@@ -1,17 +1,31 @@
 #!/usr/bin/env bash
 # Installs what mscclc needs on Debian 12 (skips what is already there) and
 # configures + builds it with CMake and Ninja into ./build.
+#
+# With MSCCLC_COMPILER set to a prebuilt mscclc binary (it links MLIR
+# statically and runs anywhere with glibc >= 2.36), only the runtime, the
+# host examples and their tests are built: for GPU hosts without MLIR 22.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PACKAGES=(
-  cmake ninja-build g++ python3
-  llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools libzstd-dev
-  libgtest-dev nlohmann-json3-dev libfmt-dev
-)
+PACKAGES=(cmake ninja-build g++ python3)
+CONFIG=(-DMSCCLC_BUILD_COMPILER=ON -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir
+        -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit)
+if [ -n "${MSCCLC_COMPILER:-}" ]; then
+  [ -x "$MSCCLC_COMPILER" ] || { echo "MSCCLC_COMPILER=$MSCCLC_COMPILER is not an executable" >&2; exit 1; }
+  echo "== using the prebuilt compiler $MSCCLC_COMPILER (runtime-only build)"
+  CONFIG=(-DMSCCLC_BUILD_COMPILER=OFF)
+else
+  PACKAGES+=(llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools libzstd-dev
+             libgtest-dev nlohmann-json3-dev libfmt-dev)
+fi
 
+# A tool already on PATH counts as installed, however it got there.
+declare -A COMMAND_OF=([cmake]=cmake [ninja-build]=ninja [g++]=g++ [python3]=python3)
 missing=()
 for pkg in "${PACKAGES[@]}"; do
+  cmd="${COMMAND_OF[$pkg]:-}"
+  if [ -n "$cmd" ] && command -v "$cmd" >/dev/null 2>&1; then continue; fi
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" \
     || missing+=("$pkg")
 done
@@ -25,8 +39,6 @@ fi
 
 JOBS="${MSCCLC_JOBS:-$(nproc)}"
 echo "== configuring (build/)"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
-  -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit >/dev/null
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "${CONFIG[@]}" >/dev/null
 echo "== building with $JOBS jobs"
 ninja -C build -j "$JOBS" "$@"

@@ -144,8 +144,10 @@ void Evaluator::execScratch(const ast::ScratchStmt &s) {
   std::optional<int64_t> size = evalInt(*s.size);
   if (!size)
     return;
-  if (*size < 1 || *size > kMaxBufferChunks) {
-    error(s.size->getLoc(), "a scratch buffer needs between 1 and " +
+  // An empty buffer (say `scratch s[inplace * N]` out of place) cannot be
+  // referenced; it is allowed so that such sizes need no special case.
+  if (*size < 0 || *size > kMaxBufferChunks) {
+    error(s.size->getLoc(), "a scratch buffer needs between 0 and " +
                                 llvm::Twine(kMaxBufferChunks) +
                                 " chunks, got " + llvm::Twine(*size));
     return;

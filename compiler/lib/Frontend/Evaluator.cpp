@@ -226,10 +226,15 @@ std::optional<Program> Evaluator::run() {
     for (const ast::DeclPtr &decl : file->decls)
       if (auto *fn = llvm::dyn_cast<ast::FnDecl>(decl.get()))
         fns[fn->name] = fn;
-  if (!evalParams())
-    return std::nullopt;
   const ast::AlgorithmDecl *algo = findAlgorithm(module);
-  if (!algo || !evalHeader(*algo))
+  if (!algo)
+    return std::nullopt;
+  // A property of the header's text, so parameters may depend on it too.
+  globals["inplace"] = Value::integer(
+      llvm::any_of(algo->options, [](const ast::AlgorithmOption &opt) {
+        return opt.name == "inplace";
+      }));
+  if (!evalParams() || !evalHeader(*algo))
     return std::nullopt;
   blocks.resize(ranks);
   unsigned before = diag.errorCount();

@@ -79,7 +79,7 @@ private:
 bool Sema::run() {
   unsigned before = diag.errorCount();
   for (llvm::StringRef name :
-       {"nranks", "gpus_per_node", "nnodes", "instances"})
+       {"nranks", "gpus_per_node", "nnodes", "instances", "inplace"})
     globals[name] = {Loc(), Entry::What::Value};
   for (llvm::StringRef name : {"input", "output"})
     globals[name] = {Loc(), Entry::What::Buffer};

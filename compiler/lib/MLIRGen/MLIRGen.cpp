@@ -117,9 +117,11 @@ void Generator::declareBuffers() {
   if (wantOutput)
     declare("output", mscl::BufferKind::output, program.outputChunks, false,
             program.loc);
+  // Scratch no operation references costs memory and nothing else.
   for (const ScratchBuffer &scratch : program.scratch)
-    declare(scratch.name, mscl::BufferKind::scratch, scratch.chunks,
-            scratch.packet, scratch.loc);
+    if (referencedBuffers.count(scratch.name))
+      declare(scratch.name, mscl::BufferKind::scratch, scratch.chunks,
+              scratch.packet, scratch.loc);
 }
 
 void Generator::declareChannels() {

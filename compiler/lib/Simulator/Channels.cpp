@@ -5,7 +5,8 @@
 // channel lands, and is then tagged with that signal's clock, so only a
 // wait on that signal orders a read after it. A port channel is a FIFO
 // served by a proxy: its puts and signals land in order, and the put's
-// source must stay unchanged until a flush. LL puts split into pieces that
+// source must stay unchanged until the proxy has copied it, which only a
+// flush or the landing of a later signal on the channel tells. LL puts split into pieces that
 // land on their own, in any order, each writing packets with the flag of
 // the writer's pipeline iteration.
 //
@@ -108,8 +109,18 @@ LogicalResult Machine::processHead(int c) {
   ChannelState &cs = channels[c];
   QueueItem item = std::move(cs.queue.front());
   cs.queue.pop_front();
-  if (!item.signal)
-    return success(); // a port transfer done; visible at the next signal
+  if (!item.signal) {
+    // A port transfer done: visible at the next signal, and its source is
+    // read (a flush now would not wait for it).
+    auto done = llvm::find_if(cs.inflight, [&](const InFlightSource &src) {
+      return src.seq == item.seq;
+    });
+    if (done != cs.inflight.end()) {
+      --region(done->rank, done->buffer).inflight;
+      cs.inflight.erase(done);
+    }
+    return success();
+  }
   commit(c, item.seq, item.tag);
   cs.landed.push_back({item.clock, item.ready, item.flow});
   return success();
