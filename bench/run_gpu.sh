@@ -81,6 +81,11 @@ stage_sanitize() {
       run_logged sanitize-$tool compute-sanitizer --tool $tool \
         $BUILD/bin/runtime-gpu-collectives --examples examples $args \
         --only ${SANITIZE_ONLY:-allreduce_1pa,allreduce_2pa_hb,allreduce_2pa_port}
+      # 8 instances: many blocks, data loops out of line.
+      run_logged sanitize-$tool-i8 compute-sanitizer --tool $tool \
+        $BUILD/bin/runtime-gpu-collectives --examples examples $args --instances 8 \
+        --only ${SANITIZE_ONLY:-allreduce_1pa,allreduce_2pa_hb,allreduce_2pa_port}
+      grep -E "ERROR SUMMARY|passed,|FAIL" "$LOGS/sanitize-$tool-i8.log" | tail -4
     else
       run_logged sanitize-$tool compute-sanitizer --tool $tool \
         $BUILD/bin/runtime-gpu-selftest --model group --quick
@@ -99,7 +104,10 @@ stage_collectives() {
   run_logged collectives-1g $BUILD/bin/runtime-gpu-collectives --examples examples \
     --models group --types f32 --max-bytes 1073741824 --repeat 0 --quick \
     --only ${BIG_ONLY:-allreduce_2pa_hb,allreduce_2pr,allgather_allpairs,reducescatter_ring_overlap}
-  for f in collectives-procs collectives-group collectives-1g; do
+  # Every example with 8 instances (many blocks, out-of-line data loops).
+  run_logged collectives-i8 $BUILD/bin/runtime-gpu-collectives --examples examples \
+    --models group --instances 8 --max-bytes 16777216 --repeat 100 ${COLLECTIVE_ARGS:-}
+  for f in collectives-procs collectives-group collectives-1g collectives-i8; do
     echo "== $f"; grep -E "^(FAIL|SKIP)|passed,|rank passed|FAILED| in [0-9.]+ s" "$LOGS/$f.log" | head -40
   done
 }

@@ -37,6 +37,13 @@ namespace mscclc {
 namespace backend {
 namespace {
 
+/// Above this many data operations in one kernel, the generated code asks
+/// for out-of-line data loops (MSCCLC_OUTLINE_OPS): inlined, each operation
+/// costs ptxas tens of milliseconds (2PA-HB with 32 instances: 16 s of
+/// NVRTC on the GPU host, 1.8 s outlined), while a call costs about a
+/// microsecond of latency in small kernels, where inlining stays.
+constexpr int64_t kOutlineDataOps = 8;
+
 /// The .mscl line of a location (0 when unknown).
 unsigned locationLine(Location loc, std::string *file = nullptr) {
   unsigned line = 0;
@@ -74,6 +81,9 @@ public:
 
   /// Emits the kernel of `rank` to `os`; false after an error.
   bool emit(llvm::raw_ostream &os);
+
+  /// Elementwise operations in the emitted kernel.
+  int64_t dataOps() const { return dataOpCount; }
 
 private:
   // Output helpers.
@@ -130,6 +140,7 @@ private:
   bool inPipeline = false;
   bool segmented = false;
   std::vector<std::string> waitVars; ///< declared wait counter variables
+  int64_t dataOpCount = 0;
 };
 
 void KernelEmitter::comment(Operation *op) {
@@ -363,6 +374,7 @@ bool KernelEmitter::emitElementwise(Operation *op, ArrayRef<Operand> srcs,
   line() << "    " << list(packetSrc) << ",\n";
   line() << "    " << list(plainDst) << ",\n";
   line() << "    " << list(packetDst) << "};\n";
+  ++dataOpCount;
   line() << "elementwise(ctx, "
          << site(op, "MSCCLC_CHAN_NONE", 0,
                    packetSrc.empty() ? "MSCCLC_OPC_NONE" : "MSCCLC_OPC_LL_READ")
@@ -929,6 +941,30 @@ LogicalResult emitCuda(mscl::ProgramOp program, llvm::raw_ostream &out,
      << "// One kernel per rank; element type MSCCLC_DTYPE and reduction "
         "MSCCLC_REDOP\n"
      << "// are chosen when compiling (docs/kernel-abi.md).\n";
+  // Every kernel first: the prelude depends on their size.
+  bool ok = true;
+  int64_t maxDataOps = 0;
+  std::string kernels;
+  llvm::raw_string_ostream ks(kernels);
+  for (int64_t r = 0; r < info->ranks; ++r) {
+    std::string text;
+    llvm::raw_string_ostream kernel(text);
+    KernelEmitter emitter(*info, options, r);
+    if (!emitter.emit(kernel)) {
+      ok = false;
+      continue;
+    }
+    maxDataOps = std::max(maxDataOps, emitter.dataOps());
+    // -DMSCCLC_RANK=r compiles only rank r's kernel (faster JIT).
+    ks << "#if !defined(MSCCLC_RANK) || MSCCLC_RANK == " << r << "\n"
+       << text << "#endif // rank " << r << "\n\n";
+  }
+  if (!ok)
+    return failure();
+  if (maxDataOps > kOutlineDataOps)
+    os << "// " << maxDataOps << " data operations in a kernel: data loops "
+       << "out of line, for compile time.\n"
+       << "#ifndef MSCCLC_OUTLINE_OPS\n#define MSCCLC_OUTLINE_OPS 1\n#endif\n";
   if (options.embedHeaders) {
     std::set<std::string> done;
     embedHeader("mscclc/device/Device.h", os, done);
@@ -943,21 +979,7 @@ LogicalResult emitCuda(mscl::ProgramOp program, llvm::raw_ostream &out,
        << "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900\n"
        << "#error \"SwitchChannel (multimem) needs sm_90 or newer\"\n"
        << "#endif\n";
-  os << "\nusing namespace mscclc::dev;\n\n";
-  bool ok = true;
-  for (int64_t r = 0; r < info->ranks; ++r) {
-    std::string text;
-    llvm::raw_string_ostream kernel(text);
-    if (!KernelEmitter(*info, options, r).emit(kernel)) {
-      ok = false;
-      continue;
-    }
-    // -DMSCCLC_RANK=r compiles only rank r's kernel (faster JIT).
-    os << "#if !defined(MSCCLC_RANK) || MSCCLC_RANK == " << r << "\n"
-       << text << "#endif // rank " << r << "\n\n";
-  }
-  if (!ok)
-    return failure();
+  os << "\nusing namespace mscclc::dev;\n\n" << kernels;
   os << "/// avg = sum, then this over the output with factor 1/nranks.\n"
      << "extern \"C\" __global__ void " << scaleKernelName(*info)
      << "(void *buf, unsigned long long n, double factor) {\n"

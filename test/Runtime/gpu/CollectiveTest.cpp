@@ -9,7 +9,7 @@
 // 1000 back-to-back launches per example and checks the result after them.
 //
 //   runtime-gpu-collectives --examples DIR [--only a,b] [--models group,procs]
-//       [--types f32,f16,bf16,i32] [--max-bytes N] [--quick]
+//       [--types f32,f16,bf16,i32] [--max-bytes N] [--quick] [--instances K]
 // Prints PASS/FAIL/SKIP lines and "N passed, N failed, N skipped".
 // Exit: 0 pass, 1 fail, 77 skipped (fewer than two GPUs or no compiler).
 //
@@ -39,6 +39,7 @@ struct Options {
   size_t maxBytes = size_t(1) << 30;
   bool quick = false;
   int repeat = 1000;
+  int instances = 0; ///< 0: each example's own
 };
 
 std::vector<std::string> split(const std::string &s) {
@@ -237,7 +238,8 @@ std::string stageExamples(const Options &o, std::vector<std::string> *names) {
   return dir;
 }
 
-Example compileExample(const std::string &dir, const std::string &name, int n) {
+Example compileExample(const std::string &dir, const std::string &name, int n,
+                       int instances) {
   Example ex;
   ex.name = name;
   ex.path = dir + "/" + name + ".mscl";
@@ -247,6 +249,7 @@ Example compileExample(const std::string &dir, const std::string &name, int n) {
   }
   mscclcCompileOptions opts = MSCCLC_COMPILE_OPTIONS_INIT;
   opts.ranks = n;
+  opts.instances = instances;
   mscclcResult_t r = mscclcProgramCompileFile(&ex.program, ex.path.c_str(), &opts);
   if (r != mscclcSuccess) {
     ex.skipReason = std::string(mscclcGetErrorString(r)) + ": " + mscclcGetLastError();
@@ -461,7 +464,8 @@ Tally runModel(const Options &o, const std::string &dir,
   for (const std::string &name : names) {
     for (int inPlace = 0; inPlace < 2; ++inPlace) {
       auto t0 = std::chrono::steady_clock::now();
-      Example ex = compileExample(dir, inPlace ? name + "__inplace" : name, n);
+      Example ex = compileExample(dir, inPlace ? name + "__inplace" : name, n,
+                                  o.instances);
       runExample(o, ex, n, comms, ranks, model, tally, inPlace == 1);
       if (ex.program)
         mscclcProgramDestroy(ex.program);
@@ -489,6 +493,7 @@ int main(int argc, char **argv) {
     else if (a == "--max-bytes") o.maxBytes = size_t(strtoull(next().c_str(), nullptr, 0));
     else if (a == "--repeat") o.repeat = atoi(next().c_str());
     else if (a == "--quick") o.quick = true;
+    else if (a == "--instances") o.instances = atoi(next().c_str());
     else if (a == "--types") {
       o.types.clear();
       for (const std::string &s : split(next())) {

@@ -97,7 +97,7 @@ __device__ __forceinline__ void elementLoop(const Operands<NS, NK, ND, NL> &o,
 
 /// Plain sources and destinations only.
 template <int NS, int ND>
-__device__ __forceinline__ void plainOp(const Operands<NS, 0, ND, 0> &o,
+__device__ MSCCLC_OP_INLINE void plainOp(const Operands<NS, 0, ND, 0> &o,
                                         u64 n) {
   static_assert(NS >= 1, "an operation needs a source");
   constexpr u64 perVec = 16 / sizeof(T);
@@ -159,7 +159,7 @@ __device__ __forceinline__ void plainOp(const Operands<NS, 0, ND, 0> &o,
 /// awaited, and every packet is read once before any is spun on, so the
 /// loads overlap instead of costing one round trip each.
 template <int NS, int NK, int ND, int NL>
-__device__ __forceinline__ void packetOp(const Ctx &ctx, const Site &site,
+__device__ MSCCLC_OP_INLINE void packetOp(const Ctx &ctx, const Site &site,
                                          const Operands<NS, NK, ND, NL> &o,
                                          u64 n) {
   static_assert(NS + NK >= 1, "an operation needs a source");

@@ -72,10 +72,17 @@ struct Spinner {
   u64 start = 0;
   u32 iter = 0;
 
+  /// Cheap on most iterations; every 256th looks at failures, the abort
+  /// flag and the clock.
   __device__ __forceinline__ bool poll(const Ctx &ctx, const Site &site,
                                        u64 expected, u64 observed) {
     if ((iter++ & 255u) != 0)
       return false;
+    return check(ctx, site, expected, observed);
+  }
+
+  __device__ MSCCLC_OP_INLINE bool check(const Ctx &ctx, const Site &site,
+                                     u64 expected, u64 observed) {
     if (ctx.failed())
       return true;
     if (ctx.abortFlag && *ctx.abortFlag) {
@@ -139,12 +146,11 @@ __device__ __forceinline__ void signalSemaphore(u64 *peerSemaphore) {
                : "memory");
 }
 
-/// Waits until the local semaphore reaches `expected` (acquire). Called by
-/// one thread; the caller then runs a block barrier. Returns false on
-/// time-out or abort.
-__device__ __forceinline__ bool waitSemaphore(const Ctx &ctx, const Site &site,
-                                              const u64 *semaphore,
-                                              u64 expected) {
+/// The spin of waitSemaphore (outlined with MSCCLC_OUTLINE_OPS).
+__device__ MSCCLC_OP_INLINE bool waitSemaphoreSpin(const Ctx &ctx,
+                                                   const Site &site,
+                                                   const u64 *semaphore,
+                                                   u64 expected) {
   Spinner spin;
   for (;;) {
     u64 v = loadAcquire(semaphore);
@@ -153,6 +159,17 @@ __device__ __forceinline__ bool waitSemaphore(const Ctx &ctx, const Site &site,
     if (spin.poll(ctx, site, expected, v))
       return false;
   }
+}
+
+/// Waits until the local semaphore reaches `expected` (acquire). Called by
+/// one thread; the caller then runs a block barrier. Returns false on
+/// time-out or abort.
+__device__ __forceinline__ bool waitSemaphore(const Ctx &ctx, const Site &site,
+                                              const u64 *semaphore,
+                                              u64 expected) {
+  if (static_cast<i64>(loadAcquire(semaphore) - expected) >= 0)
+    return true;
+  return waitSemaphoreSpin(ctx, site, semaphore, expected);
 }
 
 } // namespace dev

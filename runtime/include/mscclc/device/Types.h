@@ -21,6 +21,19 @@
 #define MSCCLC_REDOP sum
 #endif
 
+// The data loops and the spin loops are inlined into every operation by
+// default, which is fastest. A kernel with many operations (many thread
+// blocks) compiles several times faster with them out of line, called once
+// per operation: generated code sets MSCCLC_OUTLINE_OPS for such programs.
+#ifndef MSCCLC_OUTLINE_OPS
+#define MSCCLC_OUTLINE_OPS 0
+#endif
+#if MSCCLC_OUTLINE_OPS
+#define MSCCLC_OP_INLINE __noinline__
+#else
+#define MSCCLC_OP_INLINE __forceinline__
+#endif
+
 #define MSCCLC_CAT_(a, b) a##b
 #define MSCCLC_CAT(a, b) MSCCLC_CAT_(a, b)
 
