@@ -101,8 +101,8 @@ Status Executor::init() {
   DeviceGuard guard(comm_.device());
   std::string cubin;
   bool avg = redop_ == "avg";
-  MSCCLC_TRY(program_.cubin(comm_.arch(), dtype_, avg ? "sum" : redop_, &cubin,
-                            &compileStats_));
+  MSCCLC_TRY(program_.cubin(comm_.arch(), dtype_, avg ? "sum" : redop_,
+                            comm_.rank(), &cubin, &compileStats_));
   MSCCLC_TRY(module_.load(comm_.device(), cubin));
   MSCCLC_TRY(module_.function(rankPlan_.kernel, &kernel_));
   if (avg) {

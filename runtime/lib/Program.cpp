@@ -261,9 +261,10 @@ Program::~Program() {
 }
 
 Status Program::cubin(int arch, const std::string &dtype,
-                      const std::string &redop, std::string *out,
+                      const std::string &redop, int rank, std::string *out,
                       CompileStats *stats) {
-  std::string key = format("%d/%s/%s", arch, dtype.c_str(), redop.c_str());
+  std::string key =
+      format("%d/%s/%s/%d", arch, dtype.c_str(), redop.c_str(), rank);
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = cubins_.find(key);
   if (it != cubins_.end()) {
@@ -278,7 +279,8 @@ Status Program::cubin(int arch, const std::string &dtype,
   req.source = cudaSource_;
   req.name = plan_.name + ".cu";
   req.arch = arch;
-  req.options = {"-DMSCCLC_DTYPE=" + dtype, "-DMSCCLC_REDOP=" + redop};
+  req.options = {"-DMSCCLC_DTYPE=" + dtype, "-DMSCCLC_REDOP=" + redop,
+                 "-DMSCCLC_RANK=" + std::to_string(rank)};
   std::string bin;
   MSCCLC_TRY(compileCached(req, KernelCache::fromEnvironment(), &bin, stats));
   cubins_[key] = bin;

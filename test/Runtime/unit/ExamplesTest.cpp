@@ -54,11 +54,15 @@ TEST(ExamplesTest, CompilerPlanAndNvrtcAgree) {
     ASSERT_EQ(plan.rankPlans.size(), 2u);
     std::string cubin;
     CompileStats stats;
-    s = p->cubin(90, "f32", "sum", &cubin, &stats);
+    s = p->cubin(90, "f32", "sum", 0, &cubin, &stats);
     EXPECT_TRUE(s.isOk()) << file << ": " << s.message();
     EXPECT_GT(cubin.size(), 1000u) << file;
+    // Only the requested rank's kernel is compiled.
+    EXPECT_NE(cubin.find(plan.rankPlans[0].kernel), std::string::npos) << file;
+    if (plan.rankPlans[1].kernel != plan.rankPlans[0].kernel)
+      EXPECT_EQ(cubin.find(plan.rankPlans[1].kernel), std::string::npos) << file;
     if (plan.supportsDtype("bf16")) {
-      s = p->cubin(90, "bf16", "sum", &cubin, &stats);
+      s = p->cubin(90, "bf16", "sum", 0, &cubin, &stats);
       EXPECT_TRUE(s.isOk()) << file << " bf16: " << s.message();
     }
   }

@@ -62,9 +62,11 @@ public:
   const std::string &cudaSource() const { return cudaSource_; }
   const std::string &planJson() const { return planJson_; }
 
-  /// The cubin for (arch, dtype, redop), compiled or from the cache.
+  /// The cubin holding rank `rank`'s kernel (and the scale kernel) for
+  /// (arch, dtype, redop), compiled or from the cache. Other ranks' kernels
+  /// are left out: a process compiles only what it launches.
   Status cubin(int arch, const std::string &dtype, const std::string &redop,
-               std::string *out, CompileStats *stats = nullptr);
+               int rank, std::string *out, CompileStats *stats = nullptr);
 
 private:
   Program() = default;
