@@ -107,7 +107,10 @@ stage_collectives() {
   # Every example with 8 instances (many blocks, out-of-line data loops).
   run_logged collectives-i8 $BUILD/bin/runtime-gpu-collectives --examples examples \
     --models group --instances 8 --max-bytes 16777216 --repeat 100 ${COLLECTIVE_ARGS:-}
-  for f in collectives-procs collectives-group collectives-1g collectives-i8; do
+  # User buffers from mscclcMemAlloc (cuMem) in the one-process model.
+  run_logged collectives-cumem $BUILD/bin/runtime-gpu-collectives --examples examples \
+    --models group --memalloc --max-bytes 4194304 --repeat 10 ${COLLECTIVE_ARGS:-}
+  for f in collectives-procs collectives-group collectives-1g collectives-i8 collectives-cumem; do
     echo "== $f"; grep -E "^(FAIL|SKIP)|passed,|rank passed|FAILED| in [0-9.]+ s" "$LOGS/$f.log" | head -40
   done
 }

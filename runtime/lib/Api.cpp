@@ -10,6 +10,7 @@
 #include "mscclc/runtime/Bootstrap.h"
 #include "mscclc/runtime/Communicator.h"
 #include "mscclc/runtime/Executor.h"
+#include "mscclc/runtime/Multicast.h"
 #include "mscclc/runtime/Program.h"
 
 #include <cstring>
@@ -415,6 +416,19 @@ mscclcResult_t mscclcProgramReset(mscclcProgram_t program, mscclcComm_t comm,
     return result(Status::ok()); // nothing to reset
   return result(ex->reset());
 }
+
+mscclcResult_t mscclcMemAlloc(void **ptr, size_t bytes) {
+  API_CHECK(ptr, "ptr must not be NULL");
+  *ptr = nullptr;
+  API_CHECK(bytes > 0, "mscclcMemAlloc of 0 bytes");
+  int device = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err != cudaSuccess)
+    return result(toStatus(err, "cudaGetDevice", __FILE__, __LINE__));
+  return result(allocateCuMem(device, bytes, ptr));
+}
+
+mscclcResult_t mscclcMemFree(void *ptr) { return result(freeCuMem(ptr)); }
 
 mscclcResult_t mscclcGroupStart(void) {
   ++groupDepth;

@@ -40,7 +40,7 @@ struct WirePointer {
   uint64_t offset; ///< from the allocation base
   uint64_t extent; ///< bytes from the pointer to the allocation end
   int32_t valid;
-  int32_t pad;
+  int32_t noIpc; ///< valid, but CUDA IPC cannot share it (cuMem memory)
 };
 
 } // namespace
@@ -201,8 +201,15 @@ Status Communicator::exchange(const std::vector<void *> &local,
     size_t size = 0;
     MSCCLC_CUDA_CHECK(api->memGetAddressRange(
         &base, &size, reinterpret_cast<CUdeviceptr>(local[i])));
-    MSCCLC_CUDA_CHECK(
-        cudaIpcGetMemHandle(&w.handle, reinterpret_cast<void *>(base)));
+    // Peers in this process use the pointer itself; others need an IPC
+    // handle, which cuMem allocations (mscclcMemAlloc) do not have. That is
+    // reported after the allGather, on every rank, rather than here, where
+    // returning would leave the others waiting.
+    if (cudaIpcGetMemHandle(&w.handle, reinterpret_cast<void *>(base)) !=
+        cudaSuccess) {
+      (void)cudaGetLastError();
+      w.noIpc = 1;
+    }
     w.raw = reinterpret_cast<uint64_t>(local[i]);
     w.offset = w.raw - uint64_t(base);
     w.extent = uint64_t(base) + size - w.raw;
@@ -222,6 +229,12 @@ Status Communicator::exchange(const std::vector<void *> &local,
         p.ptr = reinterpret_cast<void *>(w.raw);
         continue;
       }
+      if (w.noIpc)
+        return unsupported(format(
+            "rank %d's buffer %p cannot be shared through CUDA IPC (memory "
+            "from cuMemCreate or mscclcMemAlloc): across processes, channels "
+            "reach peers' user buffers only in cudaMalloc memory",
+            r, reinterpret_cast<void *>(w.raw)));
       if (!sameHost(r))
         return unsupported(format(
             "rank %d is on another host: channels across nodes need a network "

@@ -45,11 +45,13 @@ Status driverApi(const DriverApi **out) {
   static Status status;
   static std::once_flag once;
   std::call_once(once, [] {
-    auto load = [](const char *name, auto &fn) -> Status {
+    // `version`: the CUDA version whose ABI of the entry point we call.
+    auto load = [](const char *name, auto &fn,
+                   unsigned version = 12000) -> Status {
       void *ptr = nullptr;
       cudaDriverEntryPointQueryResult query;
       cudaError_t err = cudaGetDriverEntryPointByVersion(
-          name, &ptr, 12000, cudaEnableDefault, &query);
+          name, &ptr, version, cudaEnableDefault, &query);
       if (err != cudaSuccess || query != cudaDriverEntryPointSuccess || !ptr) {
         (void)cudaGetLastError();
         return Status(Code::CudaError,
@@ -79,13 +81,28 @@ Status driverApi(const DriverApi **out) {
     status = s;
     if (!s.isOk())
       return;
-    // Multicast entry points may be missing on older drivers; their absence
-    // only matters to SwitchChannel setup, which reports it.
-    (void)load("cuMulticastCreate", api.multicastCreate);
-    (void)load("cuMulticastAddDevice", api.multicastAddDevice);
-    (void)load("cuMulticastBindMem", api.multicastBindMem);
-    (void)load("cuMulticastGetGranularity", api.multicastGetGranularity);
-    (void)load("cuMulticastUnbind", api.multicastUnbind);
+    // Entry points that older drivers may lack; their absence only matters
+    // to mscclcMemAlloc and SwitchChannel setup, which report it.
+    (void)load("cuDeviceGet", api.deviceGet);
+    (void)load("cuMemCreate", api.memCreate);
+    (void)load("cuMemMap", api.memMap);
+    (void)load("cuMemUnmap", api.memUnmap);
+    (void)load("cuMemAddressReserve", api.memAddressReserve);
+    (void)load("cuMemAddressFree", api.memAddressFree);
+    (void)load("cuMemSetAccess", api.memSetAccess);
+    (void)load("cuMemGetAllocationGranularity",
+               api.memGetAllocationGranularity);
+    (void)load("cuMemRetainAllocationHandle", api.memRetainAllocationHandle);
+    (void)load("cuMemExportToShareableHandle", api.memExportToShareableHandle);
+    (void)load("cuMemImportFromShareableHandle",
+               api.memImportFromShareableHandle);
+    // Multicast objects came with CUDA 12.1.
+    (void)load("cuMulticastCreate", api.multicastCreate, 12010);
+    (void)load("cuMulticastAddDevice", api.multicastAddDevice, 12010);
+    (void)load("cuMulticastBindAddr", api.multicastBindAddr, 12010);
+    (void)load("cuMulticastGetGranularity", api.multicastGetGranularity,
+               12010);
+    (void)load("cuMulticastUnbind", api.multicastUnbind, 12010);
   });
   *out = &api;
   return status;

@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <set>
 
 namespace mscclc::rt {
 
@@ -440,6 +441,10 @@ Status Executor::buildContext(const void *input, void *output, Context *ctx) {
     }
   }
 
+  std::vector<MscclcSwitchChannel> sw(nSw);
+  if (plan_.usesSwitchChannels)
+    MSCCLC_TRY(bindSwitchChannels(input, output, ctx, &sw));
+
   size_t memBytes = nMem * sizeof(MscclcMemoryChannel);
   size_t portBytes = nPort * sizeof(MscclcPortChannel);
   size_t swBytes = nSw * sizeof(MscclcSwitchChannel);
@@ -455,6 +460,56 @@ Status Executor::buildContext(const void *input, void *output, Context *ctx) {
       MSCCLC_CUDA_CHECK(cudaMemcpy(base + memBytes, port.data(), portBytes,
                                    cudaMemcpyHostToDevice));
       ctx->portChannels = reinterpret_cast<MscclcPortChannel *>(base + memBytes);
+    }
+    if (nSw) {
+      char *at = base + memBytes + portBytes;
+      MSCCLC_CUDA_CHECK(
+          cudaMemcpy(at, sw.data(), swBytes, cudaMemcpyHostToDevice));
+      ctx->switchChannels = reinterpret_cast<MscclcSwitchChannel *>(at);
+    }
+  }
+  return Status::ok();
+}
+
+Status Executor::bindSwitchChannels(const void *input, void *output,
+                                    Context *ctx,
+                                    std::vector<MscclcSwitchChannel> *table) {
+  // Binding is collective over all ranks: walk every switch channel of the
+  // program in one order, the same on every rank.
+  std::set<std::string> seen;
+  for (const RankPlan &rp : plan_.rankPlans) {
+    for (const PlanSwitchChannel &c : rp.switchChannels) {
+      if (!seen.insert(c.name).second)
+        continue;
+      if (c.scratch)
+        return unsupported(format(
+            "program %s reaches scratch through SwitchChannel %s; this "
+            "runtime binds only the user buffers to multicast objects",
+            plan_.name.c_str(), c.name.c_str()));
+      const PlanSwitchChannel *mine = nullptr;
+      for (const PlanSwitchChannel &m : rankPlan_.switchChannels)
+        if (m.name == c.name)
+          mine = &m;
+      for (int which = 0; which < 2; ++which) {
+        if (!(which == 0 ? c.input : c.output))
+          continue;
+        const void *local = !mine ? nullptr : which == 0 ? input : output;
+        std::unique_ptr<MulticastRegion> region;
+        MSCCLC_TRY(bindMulticast(comm_, c.ranks, local, &region)
+                       .context(format("binding the %s of SwitchChannel %s",
+                                       which == 0 ? "input" : "output",
+                                       c.name.c_str())));
+        if (!mine)
+          continue;
+        if (size_t(mine->index) >= table->size())
+          return invalidArgument(format("plan: switch channel %s of rank %d "
+                                        "has index %d of %zu",
+                                        c.name.c_str(), comm_.rank(),
+                                        mine->index, table->size()));
+        MscclcSwitchChannel &entry = (*table)[size_t(mine->index)];
+        (which == 0 ? entry.mcInput : entry.mcOutput) = region->mcPtr();
+        ctx->multicast.push_back(std::move(region));
+      }
     }
   }
   return Status::ok();

@@ -1,11 +1,30 @@
 //===- Multicast.cpp - SwitchChannel (NVLS) setup and its guard -----------===//
+//
+// Binding a buffer to a multicast object, per group:
+//   1. every member checks its buffer (a cuMem allocation, granule-aligned
+//      room) and all ranks agree on the object's size (allGather);
+//   2. the group's first rank creates the object and exports it as a file
+//      descriptor, which members in its process import directly and the
+//      others receive over a Unix socket (each member then holds a handle
+//      of its own);
+//   3. every member adds its device (all before any bind), binds its buffer
+//      and maps the object into its address space.
+// Each step ends in an allGather of ok flags, so a failure on one rank
+// fails every rank instead of leaving the others waiting.
+//
+//===----------------------------------------------------------------------===//
 
 #include "mscclc/runtime/Multicast.h"
 #include "mscclc/runtime/Communicator.h"
 #include "mscclc/runtime/Cuda.h"
+#include "mscclc/runtime/FdPassing.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
+
+#include <unistd.h>
 
 namespace mscclc::rt {
 
@@ -26,28 +45,337 @@ Status multicastAllowed() {
   return Status::ok();
 }
 
-Status setupSwitchChannel(Communicator &comm, const std::vector<int> &ranks,
-                          void *local, size_t bytes, MulticastRegion *out) {
+namespace {
+
+/// Multicast objects bind whole granules; 2 MiB is the minimum on every
+/// NVSwitch system so far, so allocations use at least that.
+constexpr size_t kMinGranule = size_t(2) << 20;
+
+size_t roundUp(size_t v, size_t to) { return (v + to - 1) / to * to; }
+
+Status needVmm(const DriverApi *api) {
+  if (!api->deviceGet || !api->memCreate || !api->memMap || !api->memUnmap ||
+      !api->memAddressReserve || !api->memAddressFree || !api->memSetAccess ||
+      !api->memGetAllocationGranularity || !api->memRetainAllocationHandle ||
+      !api->memExportToShareableHandle || !api->memImportFromShareableHandle)
+    return unsupported("this CUDA driver lacks the virtual memory management "
+                       "entry points (cuMemCreate ...)");
+  return Status::ok();
+}
+
+CUmemAccessDesc readWrite(int device) {
+  CUmemAccessDesc d = {};
+  d.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  d.location.id = device;
+  d.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  return d;
+}
+
+/// What each rank tells the others at every step of bindMulticast.
+struct BindRecord {
+  int32_t member = 0; ///< in the group
+  int32_t ok = 1;
+  int32_t pid = 0;
+  int32_t reserved = 0;
+  uint64_t need = 0;   ///< bytes from the aligned start to the buffer's end
+  uint64_t room = 0;   ///< bytes from the aligned start to the allocation's end
+  int32_t fd = -1;     ///< the creator's exported object (in its process)
+  int32_t reserved2 = 0;
+  char socket[64] = {};
+  char error[192] = {};
+};
+
+/// allGather of `mine`; fails on every rank when any rank is not ok, with
+/// the first failing rank's message.
+Status agree(Communicator &comm, const BindRecord &mine, const char *step,
+             std::vector<BindRecord> *all) {
+  all->assign(size_t(comm.nranks()), BindRecord());
+  (*all)[size_t(comm.rank())] = mine;
+  MSCCLC_TRY(comm.bootstrap().allGather(all->data(), sizeof(BindRecord))
+                 .context(format("multicast setup (%s)", step)));
+  for (int r = 0; r < comm.nranks(); ++r)
+    if (!(*all)[size_t(r)].ok)
+      return Status(Code::CudaError,
+                    format("multicast setup (%s) failed on rank %d: %s", step,
+                           r, (*all)[size_t(r)].error));
+  return Status::ok();
+}
+
+/// Records a failed status in `rec` for agree().
+void note(BindRecord &rec, const Status &s) {
+  if (s.isOk())
+    return;
+  rec.ok = 0;
+  snprintf(rec.error, sizeof(rec.error), "%s", s.message().c_str());
+}
+
+} // namespace
+
+Status allocateCuMem(int device, size_t bytes, void **ptr) {
+  *ptr = nullptr;
+  if (bytes == 0)
+    return invalidArgument("mscclcMemAlloc of 0 bytes");
+  const DriverApi *api = nullptr;
+  MSCCLC_TRY(driverApi(&api));
+  MSCCLC_TRY(needVmm(api));
+  CUmemAllocationProp prop = {};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = device;
+  prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  size_t granule = 0;
+  MSCCLC_CUDA_CHECK(api->memGetAllocationGranularity(
+      &granule, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED));
+  granule = std::max(roundUp(kMinGranule, granule), granule);
+  size_t size = roundUp(bytes, granule);
+  CUmemGenericAllocationHandle handle;
+  MSCCLC_CUDA_CHECK(api->memCreate(&handle, size, &prop, 0));
+  CUdeviceptr va = 0;
+  CUresult err = api->memAddressReserve(&va, size, granule, 0, 0);
+  if (err == CUDA_SUCCESS) {
+    err = api->memMap(va, size, 0, handle, 0);
+    if (err != CUDA_SUCCESS)
+      (void)api->memAddressFree(va, size);
+  }
+  // The mapping keeps the memory alive from here on.
+  (void)api->memRelease(handle);
+  if (err != CUDA_SUCCESS)
+    return toStatus(err, "cuMemMap", __FILE__, __LINE__);
+  // This device and every device that can reach it as a peer.
+  std::vector<CUmemAccessDesc> access = {readWrite(device)};
+  int count = 0;
+  MSCCLC_CUDA_CHECK(cudaGetDeviceCount(&count));
+  for (int d = 0; d < count; ++d) {
+    int can = 0;
+    if (d != device && cudaDeviceCanAccessPeer(&can, d, device) == cudaSuccess &&
+        can)
+      access.push_back(readWrite(d));
+  }
+  err = api->memSetAccess(va, size, access.data(), access.size());
+  if (err != CUDA_SUCCESS) {
+    (void)api->memUnmap(va, size);
+    (void)api->memAddressFree(va, size);
+    return toStatus(err, "cuMemSetAccess", __FILE__, __LINE__);
+  }
+  *ptr = reinterpret_cast<void *>(va);
+  return Status::ok();
+}
+
+Status freeCuMem(void *ptr) {
+  if (!ptr)
+    return Status::ok();
+  const DriverApi *api = nullptr;
+  MSCCLC_TRY(driverApi(&api));
+  MSCCLC_TRY(needVmm(api));
+  CUdeviceptr base = 0;
+  size_t size = 0;
+  MSCCLC_CUDA_CHECK(api->memGetAddressRange(
+      &base, &size, reinterpret_cast<CUdeviceptr>(ptr)));
+  if (base != reinterpret_cast<CUdeviceptr>(ptr))
+    return invalidArgument(format("%p was not returned by mscclcMemAlloc", ptr));
+  // Kernels still using the memory must be done with it.
+  MSCCLC_CUDA_CHECK(cudaDeviceSynchronize());
+  MSCCLC_CUDA_CHECK(api->memUnmap(base, size));
+  MSCCLC_CUDA_CHECK(api->memAddressFree(base, size));
+  return Status::ok();
+}
+
+MulticastRegion::~MulticastRegion() {
+  const DriverApi *api = nullptr;
+  if (!driverApi(&api).isOk())
+    return;
+  if (mapped_) {
+    MSCCLC_CUDA_WARN(api->memUnmap(va_, size_));
+  }
+  if (va_)
+    MSCCLC_CUDA_WARN(api->memAddressFree(va_, size_));
+  if (bound_) {
+    CUdevice dev;
+    if (api->deviceGet(&dev, device_) == CUDA_SUCCESS)
+      MSCCLC_CUDA_WARN(api->multicastUnbind(handle_, dev, 0, size_));
+  }
+  if (haveHandle_)
+    MSCCLC_CUDA_WARN(api->memRelease(handle_));
+}
+
+Status bindMulticast(Communicator &comm, const std::vector<int> &group,
+                     const void *local, std::unique_ptr<MulticastRegion> *out) {
+  out->reset();
   // The guard comes first: nothing below runs where multicast is off.
   MSCCLC_TRY(multicastAllowed());
   const DriverApi *api = nullptr;
   MSCCLC_TRY(driverApi(&api));
+  MSCCLC_TRY(needVmm(api));
   if (!api->multicastCreate || !api->multicastAddDevice ||
-      !api->multicastBindMem || !api->multicastGetGranularity)
+      !api->multicastBindAddr || !api->multicastGetGranularity ||
+      !api->multicastUnbind)
     return unsupported("this CUDA driver has no multicast entry points");
-  for (int r : ranks)
-    if (!comm.sameProcess(r))
-      return unsupported(
-          "SwitchChannel groups across processes need a multicast handle "
-          "exchange over POSIX file descriptors, which this runtime build "
-          "does not have; run the group's ranks in one process");
-  (void)local;
-  (void)bytes;
-  (void)out;
-  // Binding needs cuMem-allocated (not cudaMalloc) memory; the allocator for
-  // it is not part of this runtime yet.
-  return unsupported("SwitchChannel setup needs cuMem-backed buffers, which "
-                     "this runtime build does not allocate yet");
+  if (group.empty())
+    return invalidArgument("a multicast group needs ranks");
+  const int me = comm.rank();
+  const int root = group.front();
+  const bool member = std::count(group.begin(), group.end(), me) > 0;
+  const int device = comm.device();
+  DeviceGuard guard(device);
+
+  // 1. Check the buffer and agree on the size.
+  BindRecord mine;
+  mine.member = member;
+  mine.pid = int32_t(getpid());
+  CUmulticastObjectProp prop = {};
+  prop.numDevices = unsigned(group.size());
+  prop.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  size_t granule = 0;
+  CUdeviceptr start = 0;
+  if (member) {
+    Status s = [&]() -> Status {
+      CUmemGenericAllocationHandle h;
+      if (!local || api->memRetainAllocationHandle(
+                        &h, const_cast<void *>(local)) != CUDA_SUCCESS)
+        return invalidArgument(format(
+            "the buffer %p is not a cuMem allocation: allocate the buffers of "
+            "SwitchChannel programs with mscclcMemAlloc",
+            local));
+      (void)api->memRelease(h);
+      CUdeviceptr base = 0;
+      size_t size = 0;
+      MSCCLC_CUDA_CHECK(api->memGetAddressRange(
+          &base, &size, reinterpret_cast<CUdeviceptr>(local)));
+      prop.size = size;
+      MSCCLC_CUDA_CHECK(api->multicastGetGranularity(
+          &granule, &prop, CU_MULTICAST_GRANULARITY_MINIMUM));
+      CUdeviceptr at = reinterpret_cast<CUdeviceptr>(local);
+      start = base + (at - base) / granule * granule;
+      mine.need = roundUp(base + size - start, granule);
+      mine.room = base + size - start;
+      if (mine.room < mine.need)
+        return invalidArgument(format(
+            "the allocation holding %p does not end on a multicast granule "
+            "(%zu bytes): allocate it with mscclcMemAlloc",
+            local, granule));
+      return Status::ok();
+    }();
+    note(mine, s);
+  }
+  std::vector<BindRecord> all;
+  MSCCLC_TRY(agree(comm, mine, "checking buffers", &all));
+  uint64_t size = 0, room = UINT64_MAX;
+  for (int r : group) {
+    size = std::max(size, all[size_t(r)].need);
+    room = std::min(room, all[size_t(r)].room);
+  }
+  if (room < size)
+    return invalidArgument(format(
+        "SwitchChannel buffers differ in size across the group (%llu bytes "
+        "needed, %llu available on some rank): allocate them alike",
+        static_cast<unsigned long long>(size),
+        static_cast<unsigned long long>(room)));
+
+  std::unique_ptr<MulticastRegion> region(new MulticastRegion());
+  region->device_ = device;
+  region->size_ = size;
+
+  // 2. The root creates the object and hands it out.
+  static std::atomic<int> serial{0}; // socket names of this process
+  BindRecord created;
+  int remote = 0; // members in other processes
+  for (int r : group)
+    remote += all[size_t(r)].pid != all[size_t(root)].pid;
+  std::unique_ptr<FdServer> server;
+  int exported = -1;
+  if (me == root) {
+    Status s = [&]() -> Status {
+      prop.size = size;
+      CUmemGenericAllocationHandle mc;
+      MSCCLC_CUDA_CHECK(api->multicastCreate(&mc, &prop));
+      region->handle_ = mc;
+      region->haveHandle_ = true;
+      if (group.size() == 1)
+        return Status::ok();
+      MSCCLC_CUDA_CHECK(api->memExportToShareableHandle(
+          &exported, mc, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+      created.fd = exported;
+      if (remote == 0)
+        return Status::ok();
+      snprintf(created.socket, sizeof(created.socket), "mscclc-mc-%d-%d",
+               int(getpid()), serial++);
+      return FdServer::listen(created.socket, &server);
+    }();
+    note(created, s);
+  }
+  Status agreed = agree(comm, created, "creating the multicast object", &all);
+  if (!agreed.isOk()) {
+    if (exported >= 0)
+      close(exported);
+    return agreed;
+  }
+  const BindRecord &fromRoot = all[size_t(root)];
+  BindRecord imported;
+  if (me == root) {
+    if (server)
+      note(imported, server->serve(exported, remote, 60000));
+  } else if (member) {
+    Status s = [&]() -> Status {
+      int fd = fromRoot.fd; // valid here when we share the root's process
+      bool received = all[size_t(me)].pid != fromRoot.pid;
+      if (received)
+        MSCCLC_TRY(receiveFd(fromRoot.socket, 60000, &fd));
+      CUmemGenericAllocationHandle mc;
+      CUresult err = api->memImportFromShareableHandle(
+          &mc, reinterpret_cast<void *>(static_cast<uintptr_t>(fd)),
+          CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+      if (received)
+        close(fd);
+      if (err != CUDA_SUCCESS)
+        return toStatus(err, "cuMemImportFromShareableHandle", __FILE__,
+                        __LINE__);
+      region->handle_ = mc;
+      region->haveHandle_ = true;
+      return Status::ok();
+    }();
+    note(imported, s);
+  }
+  agreed = agree(comm, imported, "sharing the multicast object", &all);
+  // Every member holds its own handle now (or failed): the export can go.
+  if (exported >= 0)
+    close(exported);
+  MSCCLC_TRY(agreed);
+
+  // 3. Add every device, then bind and map.
+  BindRecord added;
+  if (member) {
+    Status s = [&]() -> Status {
+      CUdevice dev;
+      MSCCLC_CUDA_CHECK(api->deviceGet(&dev, device));
+      MSCCLC_CUDA_CHECK(api->multicastAddDevice(region->handle_, dev));
+      return Status::ok();
+    }();
+    note(added, s);
+  }
+  MSCCLC_TRY(agree(comm, added, "adding devices", &all));
+  BindRecord bound;
+  if (member) {
+    Status s = [&]() -> Status {
+      MSCCLC_CUDA_CHECK(
+          api->multicastBindAddr(region->handle_, 0, start, size, 0));
+      region->bound_ = true;
+      CUdeviceptr va = 0;
+      MSCCLC_CUDA_CHECK(api->memAddressReserve(&va, size, granule, 0, 0));
+      region->va_ = va;
+      MSCCLC_CUDA_CHECK(api->memMap(va, size, 0, region->handle_, 0));
+      region->mapped_ = true;
+      CUmemAccessDesc access = readWrite(device);
+      MSCCLC_CUDA_CHECK(api->memSetAccess(va, size, &access, 1));
+      region->mcPtr_ = reinterpret_cast<void *>(
+          va + (reinterpret_cast<CUdeviceptr>(local) - start));
+      return Status::ok();
+    }();
+    note(bound, s);
+  }
+  MSCCLC_TRY(agree(comm, bound, "binding buffers", &all));
+  if (member)
+    *out = std::move(region);
+  return Status::ok();
 }
 
 } // namespace mscclc::rt

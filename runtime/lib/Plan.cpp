@@ -105,6 +105,26 @@ private:
   std::string where_;
 };
 
+/// Reads `field`, a list of buffer names ("input", "output", "scratch"),
+/// into three flags.
+Status readBufferSet(Reader &r, const char *field, const std::string &where,
+                     bool *input, bool *output, bool *scratch) {
+  std::vector<std::string> names;
+  MSCCLC_TRY(r.strings(field, &names, false));
+  for (const std::string &b : names) {
+    if (b == "input")
+      *input = true;
+    else if (b == "output")
+      *output = true;
+    else if (b == "scratch")
+      *scratch = true;
+    else
+      return invalidArgument(format("plan: %s.%s has unknown '%s'",
+                                    where.c_str(), field, b.c_str()));
+  }
+  return Status::ok();
+}
+
 Status parseChannel(const Json &j, const std::string &where, bool memory,
                     int ranks, int blocks, int waitSlots, PlanChannel *c) {
   Reader r(j, where);
@@ -136,20 +156,8 @@ Status parseChannel(const Json &j, const std::string &where, bool memory,
                                   waitSlots));
   MSCCLC_TRY(r.boolean("signals", &c->signals, false));
   MSCCLC_TRY(r.boolean("waits", &c->waits, false));
-  std::vector<std::string> bufs;
-  MSCCLC_TRY(r.strings("peerBuffers", &bufs, false));
-  for (const std::string &b : bufs) {
-    if (b == "input")
-      c->peerInput = true;
-    else if (b == "output")
-      c->peerOutput = true;
-    else if (b == "scratch")
-      c->peerScratch = true;
-    else
-      return invalidArgument(format("plan: %s.peerBuffers has unknown '%s'",
-                                    where.c_str(), b.c_str()));
-  }
-  return Status::ok();
+  return readBufferSet(r, "peerBuffers", where, &c->peerInput,
+                       &c->peerOutput, &c->peerScratch);
 }
 
 } // namespace
@@ -312,6 +320,8 @@ Status parsePlan(const std::string &text, Plan *plan) {
                                         sr.where().c_str()));
         sc.ranks.push_back(int(g.asInt()));
       }
+      MSCCLC_TRY(readBufferSet(sr, "buffers", sr.where(), &sc.input,
+                               &sc.output, &sc.scratch));
       rp.switchChannels.push_back(sc);
     }
   }

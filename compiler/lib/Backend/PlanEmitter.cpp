@@ -121,6 +121,10 @@ LogicalResult emitPlan(ProgramOp program, llvm::raw_ostream &os,
                   for (int64_t g : s->ranks)
                     j.value(g);
                 });
+                j.attributeArray("buffers", [&] {
+                  for (const std::string &b : s->buffers)
+                    j.value(b);
+                });
               });
           });
         });

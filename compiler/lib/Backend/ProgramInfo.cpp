@@ -204,7 +204,22 @@ std::optional<ProgramInfo> ProgramInfo::build(ProgramOp program) {
           if (c && b)
             c->peerBuffers.insert(bufferClass(*b));
         };
+        // Which buffer a switch operation reaches through multimem: the
+        // reduce reads its source on every group rank, the broadcast writes
+        // its destination there.
+        auto touchSwitch = [&](StringRef channel, ChunkAttr chunk) {
+          SwitchInfo *s = info.lookupSwitch(channel);
+          const BufferInfo *b = info.lookupBuffer(chunk.getBuffer());
+          if (s && b)
+            s->buffers.insert(bufferClass(*b));
+        };
         llvm::TypeSwitch<Operation *>(inner)
+            .Case<SwitchReduceOp>([&](SwitchReduceOp sw) {
+              touchSwitch(sw.getChannel(), sw.getSrc());
+            })
+            .Case<SwitchBroadcastOp>([&](SwitchBroadcastOp sw) {
+              touchSwitch(sw.getChannel(), sw.getDst());
+            })
             .Case<PutOp, PutWithSignalOp, PutWithSignalAndFlushOp>(
                 [&](auto put) { touch(put.getChannel(), put.getDst()); })
             .Case<GetOp>([&](GetOp get) { touch(get.getChannel(), get.getSrc()); })

@@ -54,6 +54,9 @@ struct SwitchInfo {
   std::vector<int64_t> ranks;
   int64_t id = 0;
   std::map<int64_t, int> indexOnRank; ///< position in each rank's list
+  /// Buffers reached through the switch ("input", "output", "scratch"):
+  /// the runtime binds exactly these to the multicast object.
+  std::set<std::string> buffers;
 };
 
 struct RankInfo {

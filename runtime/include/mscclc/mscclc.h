@@ -155,6 +155,13 @@ mscclcResult_t mscclcProgramCheck(mscclcProgram_t program, mscclcComm_t comm,
 mscclcResult_t mscclcProgramReset(mscclcProgram_t program, mscclcComm_t comm,
                                   mscclcDataType_t dtype, mscclcRedOp_t op);
 
+/* Device memory that SwitchChannel programs can bind to NVLink multicast
+ * objects (cuMemCreate, at least 2 MiB granules), on the current device and
+ * accessible from its peers. Other programs take it as well. Free it with
+ * mscclcMemFree after the programs using it are done. */
+mscclcResult_t mscclcMemAlloc(void **ptr, size_t bytes);
+mscclcResult_t mscclcMemFree(void *ptr);
+
 /* Groups (one thread driving several communicators): runs between
  * GroupStart and GroupEnd are queued; GroupEnd does their collective setup
  * concurrently, then launches them in order. */

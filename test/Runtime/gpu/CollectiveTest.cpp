@@ -10,6 +10,7 @@
 //
 //   runtime-gpu-collectives --examples DIR [--only a,b] [--models group,procs]
 //       [--types f32,f16,bf16,i32] [--max-bytes N] [--quick] [--instances K]
+//       [--memalloc]   (user buffers from mscclcMemAlloc instead of cudaMalloc)
 // Prints PASS/FAIL/SKIP lines and "N passed, N failed, N skipped".
 // Exit: 0 pass, 1 fail, 77 skipped (fewer than two GPUs or no compiler).
 //
@@ -40,6 +41,7 @@ struct Options {
   bool quick = false;
   int repeat = 1000;
   int instances = 0; ///< 0: each example's own
+  bool cuMem = false; ///< user buffers from mscclcMemAlloc
 };
 
 std::vector<std::string> split(const std::string &s) {
@@ -149,12 +151,36 @@ struct Buffers {
   void *outPtr = nullptr; ///< where the result is
   size_t recvElemsN = 0;
   bool inPlace = false;
+  bool cuMem = false; ///< from mscclcMemAlloc, not cudaMalloc
 };
 
+void deviceAlloc(void **ptr, size_t bytes, bool cuMem) {
+  if (cuMem) {
+    if (mscclcMemAlloc(ptr, bytes) != mscclcSuccess) {
+      fprintf(stderr, "mscclcMemAlloc: %s\n", mscclcGetLastError());
+      exit(1);
+    }
+    return;
+  }
+  GT_CUDA(cudaMalloc(ptr, bytes));
+}
+
+void deviceFree(void *ptr, bool cuMem) {
+  if (cuMem) {
+    if (mscclcMemFree(ptr) != mscclcSuccess) {
+      fprintf(stderr, "mscclcMemFree: %s\n", mscclcGetLastError());
+      exit(1);
+    }
+    return;
+  }
+  GT_CUDA(cudaFree(ptr));
+}
+
 Buffers allocate(const Example &ex, int n, int rank, size_t count, DType t,
-                 int round, bool inPlace) {
+                 int round, bool inPlace, bool cuMem) {
   Buffers b;
   b.inPlace = inPlace;
+  b.cuMem = cuMem;
   size_t es = sizeOf(t);
   size_t sN = sendElems(ex.collective, n, count), rN = recvElems(ex.collective, n, count);
   b.recvElemsN = rN;
@@ -163,7 +189,7 @@ Buffers allocate(const Example &ex, int n, int rank, size_t count, DType t,
   if (inPlace) {
     size_t total = std::max(sN + inPlaceInputOffset(ex.collective, rank, count), rN);
     // Buffers that peers map get allocations of their own (docs/jit-api.md).
-    GT_CUDA(cudaMalloc(&b.recv, std::max<size_t>(total * es, 2u << 20)));
+    deviceAlloc(&b.recv, std::max<size_t>(total * es, 2u << 20), cuMem);
     GT_CUDA(cudaMemset(b.recv, 0xff, total * es));
     GT_CUDA(cudaMemcpy(static_cast<char *>(b.recv) +
                            inPlaceInputOffset(ex.collective, rank, count) * es,
@@ -172,8 +198,8 @@ Buffers allocate(const Example &ex, int n, int rank, size_t count, DType t,
     b.outPtr = static_cast<char *>(b.recv) +
                inPlaceOutputOffset(ex.collective, rank, count) * es;
   } else {
-    GT_CUDA(cudaMalloc(&b.send, std::max<size_t>(sN * es, 2u << 20)));
-    GT_CUDA(cudaMalloc(&b.recv, std::max<size_t>(rN * es, 2u << 20)));
+    deviceAlloc(&b.send, std::max<size_t>(sN * es, 2u << 20), cuMem);
+    deviceAlloc(&b.recv, std::max<size_t>(rN * es, 2u << 20), cuMem);
     GT_CUDA(cudaMemset(b.recv, 0xff, rN * es)); // poison: unwritten shows
     GT_CUDA(cudaMemcpy(b.send, host.data(), sN * es, cudaMemcpyHostToDevice));
     b.outPtr = b.recv;
@@ -183,8 +209,8 @@ Buffers allocate(const Example &ex, int n, int rank, size_t count, DType t,
 
 void release(Buffers &b) {
   if (!b.inPlace)
-    GT_CUDA(cudaFree(b.send));
-  GT_CUDA(cudaFree(b.recv));
+    deviceFree(b.send, b.cuMem);
+  deviceFree(b.recv, b.cuMem);
 }
 
 size_t verify(const Example &ex, const Buffers &b, int n, int rank, size_t count,
@@ -370,7 +396,7 @@ void runExample(const Options &o, const Example &ex, int n,
       std::vector<Buffers> bufs;
       for (size_t i = 0; i < comms.size(); ++i) {
         GT_CUDA(cudaSetDevice(ranks[i]));
-        bufs.push_back(allocate(ex, n, ranks[i], count, t, round, inPlace));
+        bufs.push_back(allocate(ex, n, ranks[i], count, t, round, inPlace, o.cuMem));
       }
       auto res = runAll(bufs, count, t);
       if (ex.switchChannels) {
@@ -413,7 +439,8 @@ void runExample(const Options &o, const Example &ex, int n,
     std::vector<Buffers> bufs;
     for (size_t i = 0; i < comms.size(); ++i) {
       GT_CUDA(cudaSetDevice(ranks[i]));
-      bufs.push_back(allocate(ex, n, ranks[i], count, DType::F32, round, false));
+      bufs.push_back(allocate(ex, n, ranks[i], count, DType::F32, round, false,
+                              o.cuMem));
     }
     mscclcResult_t first = mscclcSuccess;
     for (int k = 0; k < o.repeat && first == mscclcSuccess; ++k) {
@@ -494,6 +521,7 @@ int main(int argc, char **argv) {
     else if (a == "--repeat") o.repeat = atoi(next().c_str());
     else if (a == "--quick") o.quick = true;
     else if (a == "--instances") o.instances = atoi(next().c_str());
+    else if (a == "--memalloc") o.cuMem = true;
     else if (a == "--types") {
       o.types.clear();
       for (const std::string &s : split(next())) {

@@ -41,13 +41,28 @@ struct DriverApi {
   decltype(&::cuCtxGetCurrent) ctxGetCurrent = nullptr;
   decltype(&::cuMemGetAddressRange) memGetAddressRange = nullptr;
   decltype(&::cuPointerGetAttribute) pointerGetAttribute = nullptr;
+  decltype(&::cuMemRelease) memRelease = nullptr;
+  // Virtual memory management: mscclcMemAlloc and multicast mappings.
+  decltype(&::cuDeviceGet) deviceGet = nullptr;
+  decltype(&::cuMemCreate) memCreate = nullptr;
+  decltype(&::cuMemMap) memMap = nullptr;
+  decltype(&::cuMemUnmap) memUnmap = nullptr;
+  decltype(&::cuMemAddressReserve) memAddressReserve = nullptr;
+  decltype(&::cuMemAddressFree) memAddressFree = nullptr;
+  decltype(&::cuMemSetAccess) memSetAccess = nullptr;
+  decltype(&::cuMemGetAllocationGranularity) memGetAllocationGranularity =
+      nullptr;
+  decltype(&::cuMemRetainAllocationHandle) memRetainAllocationHandle = nullptr;
+  decltype(&::cuMemExportToShareableHandle) memExportToShareableHandle =
+      nullptr;
+  decltype(&::cuMemImportFromShareableHandle) memImportFromShareableHandle =
+      nullptr;
   // SwitchChannel setup only (never reached where multicast is disabled).
   decltype(&::cuMulticastCreate) multicastCreate = nullptr;
   decltype(&::cuMulticastAddDevice) multicastAddDevice = nullptr;
-  decltype(&::cuMulticastBindMem) multicastBindMem = nullptr;
+  decltype(&::cuMulticastBindAddr) multicastBindAddr = nullptr;
   decltype(&::cuMulticastGetGranularity) multicastGetGranularity = nullptr;
   decltype(&::cuMulticastUnbind) multicastUnbind = nullptr;
-  decltype(&::cuMemRelease) memRelease = nullptr;
 };
 
 /// Loads the driver entry points once. Fails where no driver is installed.

@@ -20,6 +20,7 @@
 
 #include "mscclc/runtime/Communicator.h"
 #include "mscclc/runtime/Loader.h"
+#include "mscclc/runtime/Multicast.h"
 #include "mscclc/runtime/Program.h"
 #include "mscclc/runtime/Proxy.h"
 
@@ -84,12 +85,16 @@ private:
     MscclcSwitchChannel *switchChannels = nullptr;
     std::vector<std::vector<PeerPointer>> peerUser; ///< [rank][0 in, 1 out]
     std::vector<std::unique_ptr<ProxyChannel>> proxyChannels;
+    /// This rank's multicast bindings of the context's buffers.
+    std::vector<std::unique_ptr<MulticastRegion>> multicast;
     int index = 0;
   };
 
   Status ensureScratch(uint64_t count, cudaStream_t stream);
   Status contextFor(const void *input, void *output, Context **out);
   Status buildContext(const void *input, void *output, Context *ctx);
+  Status bindSwitchChannels(const void *input, void *output, Context *ctx,
+                            std::vector<MscclcSwitchChannel> *table);
   void freeContexts();
   Status quiesce();
   Status drainLocal();

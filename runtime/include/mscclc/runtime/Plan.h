@@ -47,6 +47,8 @@ struct PlanSwitchChannel {
   std::string name;
   int64_t id = 0;
   std::vector<int> ranks;
+  /// Buffers reached through the switch: bound to its multicast object.
+  bool input = false, output = false, scratch = false;
 };
 
 struct RankPlan {

@@ -1,0 +1,160 @@
+//===- FdPassing.cpp - File descriptors over abstract Unix sockets -------===//
+
+#include "mscclc/runtime/FdPassing.h"
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+namespace mscclc::rt {
+
+namespace {
+
+/// The address of abstract socket `name`: a leading NUL, then the name.
+Status abstractAddress(const std::string &name, sockaddr_un *addr,
+                       socklen_t *len) {
+  memset(addr, 0, sizeof(*addr));
+  addr->sun_family = AF_UNIX;
+  if (name.empty() || name.size() + 1 > sizeof(addr->sun_path))
+    return invalidArgument(format("socket name '%s' is empty or too long",
+                                  name.c_str()));
+  memcpy(addr->sun_path + 1, name.data(), name.size());
+  *len = socklen_t(offsetof(sockaddr_un, sun_path) + 1 + name.size());
+  return Status::ok();
+}
+
+Status errnoStatus(const char *what, const std::string &name) {
+  return systemError(format("%s on socket '%s': %s", what, name.c_str(),
+                            strerror(errno)));
+}
+
+} // namespace
+
+Status FdServer::listen(const std::string &name,
+                        std::unique_ptr<FdServer> *out) {
+  sockaddr_un addr;
+  socklen_t len = 0;
+  MSCCLC_TRY(abstractAddress(name, &addr, &len));
+  std::unique_ptr<FdServer> server(new FdServer());
+  server->name_ = name;
+  server->socket_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (server->socket_ < 0)
+    return errnoStatus("socket", name);
+  if (::bind(server->socket_, reinterpret_cast<sockaddr *>(&addr), len) != 0)
+    return errnoStatus("bind", name);
+  if (::listen(server->socket_, 64) != 0)
+    return errnoStatus("listen", name);
+  *out = std::move(server);
+  return Status::ok();
+}
+
+FdServer::~FdServer() {
+  if (socket_ >= 0)
+    ::close(socket_);
+}
+
+Status FdServer::serve(int fd, int clients, int timeoutMs) {
+  auto deadline = std::chrono::steady_clock::now() +
+                  std::chrono::milliseconds(timeoutMs);
+  for (int served = 0; served < clients; ++served) {
+    int left = int(std::chrono::duration_cast<std::chrono::milliseconds>(
+                       deadline - std::chrono::steady_clock::now())
+                       .count());
+    pollfd p = {socket_, POLLIN, 0};
+    int ready = left > 0 ? ::poll(&p, 1, left) : 0;
+    if (ready < 0 && errno == EINTR) {
+      --served;
+      continue;
+    }
+    if (ready <= 0)
+      return systemError(format("socket '%s': %d of %d processes connected "
+                                "within %d ms",
+                                name_.c_str(), served, clients, timeoutMs));
+    int conn = ::accept4(socket_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (conn < 0)
+      return errnoStatus("accept", name_);
+    // One data byte carries the descriptor (a message may not be empty).
+    char byte = 'F';
+    iovec iov = {&byte, 1};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    msghdr msg = {};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof(control);
+    cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &fd, sizeof(int));
+    ssize_t sent = ::sendmsg(conn, &msg, MSG_NOSIGNAL);
+    int err = errno;
+    ::close(conn);
+    if (sent != 1) {
+      errno = err;
+      return errnoStatus("sendmsg", name_);
+    }
+  }
+  return Status::ok();
+}
+
+Status receiveFd(const std::string &name, int timeoutMs, int *fd) {
+  sockaddr_un addr;
+  socklen_t len = 0;
+  MSCCLC_TRY(abstractAddress(name, &addr, &len));
+  auto deadline = std::chrono::steady_clock::now() +
+                  std::chrono::milliseconds(timeoutMs);
+  int sock = -1;
+  for (;;) {
+    sock = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (sock < 0)
+      return errnoStatus("socket", name);
+    if (::connect(sock, reinterpret_cast<sockaddr *>(&addr), len) == 0)
+      break;
+    int err = errno;
+    ::close(sock);
+    // The server may not be listening yet.
+    if ((err != ECONNREFUSED && err != ENOENT) ||
+        std::chrono::steady_clock::now() >= deadline) {
+      errno = err;
+      return errnoStatus("connect", name);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  int left = int(std::chrono::duration_cast<std::chrono::milliseconds>(
+                     deadline - std::chrono::steady_clock::now())
+                     .count());
+  pollfd p = {sock, POLLIN, 0};
+  if (::poll(&p, 1, left > 0 ? left : 1) <= 0) {
+    ::close(sock);
+    return systemError(format("socket '%s': no descriptor within %d ms",
+                              name.c_str(), timeoutMs));
+  }
+  char byte = 0;
+  iovec iov = {&byte, 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg = {};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof(control);
+  ssize_t got = ::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+  int err = errno;
+  ::close(sock);
+  cmsghdr *c = got == 1 ? CMSG_FIRSTHDR(&msg) : nullptr;
+  if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
+      c->cmsg_len != CMSG_LEN(sizeof(int))) {
+    errno = got < 0 ? err : EPROTO;
+    return errnoStatus("recvmsg", name);
+  }
+  memcpy(fd, CMSG_DATA(c), sizeof(int));
+  return Status::ok();
+}
+
+} // namespace mscclc::rt
