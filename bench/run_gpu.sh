@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the runtime on the GPU machine (CUDA + nvcc, no MLIR) and runs the
 # requested stages, logging everything under $OUT:
-#   bash bench/run_gpu.sh info selftest timeout sanitize collectives bench
+#   bash bench/run_gpu.sh info selftest timeout abort sanitize collectives bench
 # `reference` prepares the hand-written kernels for `bench`: each
 # bench/reference/NAME.cu gets the plan of the example it names (mscclc
 # --emit=plan) with the generated kernel names replaced by its own, and
@@ -67,6 +67,10 @@ stage_selftest() {
 stage_timeout() {
   run_logged timeout $BUILD/bin/runtime-gpu-selftest --timeout-test
   grep -E "timeout" "$LOGS/timeout.log" | head -5
+}
+stage_abort() {
+  run_logged abort $BUILD/bin/runtime-gpu-selftest --abort-test
+  grep -E "abort" "$LOGS/abort.log" | head -5
 }
 stage_ctest() {
   run_logged ctest ctest --test-dir $BUILD --output-on-failure

@@ -254,6 +254,12 @@ mscclcResult_t mscclcCommDestroy(mscclcComm_t comm) {
   return result(Status::ok());
 }
 
+mscclcResult_t mscclcCommAbort(mscclcComm_t comm) {
+  API_CHECK(comm, "comm must not be NULL");
+  comm->comm->abort();
+  return result(Status::ok());
+}
+
 mscclcResult_t mscclcCommRank(mscclcComm_t comm, int *rank) {
   API_CHECK(comm && rank, "arguments must not be NULL");
   *rank = comm->comm->rank();

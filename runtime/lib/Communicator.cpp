@@ -5,6 +5,7 @@
 #include "mscclc/runtime/Proxy.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <fstream>
 #include <set>
@@ -100,6 +101,14 @@ Status Communicator::init(const UniqueId &id, int rank, int nranks,
   device_ = device;
   DeviceGuard guard(device);
   MSCCLC_CUDA_CHECK(cudaFree(nullptr)); // create the primary context
+  void *flag = nullptr;
+  MSCCLC_CUDA_CHECK(cudaHostAlloc(&flag, sizeof(uint32_t),
+                                  cudaHostAllocMapped | cudaHostAllocPortable));
+  abortHost_ = static_cast<volatile uint32_t *>(flag);
+  *abortHost_ = 0;
+  void *onDevice = nullptr;
+  MSCCLC_CUDA_CHECK(cudaHostGetDevicePointer(&onDevice, flag, 0));
+  abortDevice_ = static_cast<const volatile uint32_t *>(onDevice);
 
   PeerInfo mine;
   mine.hostHash = hostHash();
@@ -140,6 +149,13 @@ Communicator::~Communicator() {
   for (auto &entry : mappings_)
     if (entry.second.base)
       MSCCLC_CUDA_WARN(cudaIpcCloseMemHandle(entry.second.base));
+  if (abortHost_)
+    MSCCLC_CUDA_WARN(cudaFreeHost(const_cast<uint32_t *>(abortHost_)));
+}
+
+void Communicator::abort() {
+  *abortHost_ = 1;
+  std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 
 std::vector<Communicator *> Communicator::live() {

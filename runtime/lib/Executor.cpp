@@ -517,6 +517,10 @@ Status Executor::bindSwitchChannels(const void *input, void *output,
 
 Status Executor::launch(const void *input, void *output, uint64_t count,
                         cudaStream_t stream) {
+  if (comm_.aborted())
+    return invalidArgument(format("rank %d's communicator was aborted: "
+                                  "destroy it",
+                                  comm_.rank()));
   const DriverApi *api = nullptr;
   MSCCLC_TRY(driverApi(&api));
   Context *ctx = nullptr;
@@ -546,7 +550,7 @@ Status Executor::launch(const void *input, void *output, uint64_t count,
   args.state.blockEpoch = blockEpoch_;
   args.state.waitCounters = waitCounters_;
   args.error = error_;
-  args.abortFlag = nullptr;
+  args.abortFlag = comm_.abortFlag();
   args.timeoutNs = timeoutNs_;
 
   void *params[] = {&args};

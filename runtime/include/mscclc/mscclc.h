@@ -109,6 +109,12 @@ mscclcResult_t mscclcCommInitRank(mscclcComm_t *comm, int nranks,
 mscclcResult_t mscclcCommInitAll(mscclcComm_t *comms, int ndev,
                                  const int *devices);
 mscclcResult_t mscclcCommDestroy(mscclcComm_t comm);
+/* Ends this rank's kernels that wait (now or later) instead of letting them
+ * hang, e.g. after a peer died: they stop and record "aborted", which
+ * mscclcProgramCheck reports; later runs are refused. Local and safe to call
+ * from any thread; every rank whose kernels may wait calls it on its own
+ * communicator. Then destroy the communicator. */
+mscclcResult_t mscclcCommAbort(mscclcComm_t comm);
 mscclcResult_t mscclcCommRank(mscclcComm_t comm, int *rank);
 mscclcResult_t mscclcCommCount(mscclcComm_t comm, int *nranks);
 mscclcResult_t mscclcCommDevice(mscclcComm_t comm, int *device);

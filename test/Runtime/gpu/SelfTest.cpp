@@ -7,6 +7,7 @@
 // kernels of SelfTestKernels.h, so it does not depend on the code generator.
 //
 //   runtime-gpu-selftest [--model group|threads|procs|all] [--timeout-test]
+//                        [--abort-test]
 //                        [--quick]
 // Exit: 0 pass, 1 fail, 77 skipped (fewer than two GPUs).
 //
@@ -16,6 +17,8 @@
 #include "SelfTestKernels.h"
 
 #include <sys/wait.h>
+#include <atomic>
+#include <chrono>
 #include <thread>
 #include <unistd.h>
 
@@ -430,18 +433,83 @@ int runTimeout(int n) {
   return total;
 }
 
+/// Rank 1 never launches and there is no time-out: rank 0's wait would
+/// hang; mscclcCommAbort from the host must end it, be reported as an
+/// abort, and refuse later runs.
+int runAbort(int n) {
+  setenv("MSCCLC_TIMEOUT_MS", "0", 1); // no time-out: only the abort ends it
+  mscclcUniqueId id;
+  GT_MSCCLC(mscclcGetUniqueId(&id));
+  std::vector<int> failures(static_cast<size_t>(n), 0);
+  std::vector<std::thread> threads;
+  // The other ranks keep their buffers until rank 0's kernel has ended.
+  std::atomic<bool> rank0Done{false};
+  for (int r = 0; r < n; ++r)
+    threads.emplace_back([&, r] {
+      GT_CUDA(cudaSetDevice(r));
+      mscclcComm_t comm;
+      GT_MSCCLC(mscclcCommInitRank(&comm, n, id, r));
+      Programs progs = makePrograms(n);
+      cudaStream_t stream;
+      GT_CUDA(cudaStreamCreate(&stream));
+      Case c;
+      c.count = 4096;
+      setUp(c, n, r, 1);
+      GT_MSCCLC(mscclcProgramPrepare(progs.hb, comm, c.send, c.recv, c.count,
+                                     mscclcFloat32, mscclcSum, stream));
+      if (r != 0)
+        while (!rank0Done)
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      if (r == 0) {
+        GT_MSCCLC(mscclcProgramRun(progs.hb, comm, c.send, c.recv, c.count,
+                                   mscclcFloat32, mscclcSum, stream));
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        bool stillRunning = cudaStreamQuery(stream) == cudaErrorNotReady;
+        GT_MSCCLC(mscclcCommAbort(comm));
+        mscclcResult_t res = mscclcProgramCheck(progs.hb, comm, mscclcFloat32,
+                                                mscclcSum, stream);
+        std::string msg = mscclcGetLastError();
+        printf("[abort] rank 0 (waiting before the abort: %s) check: %s: %s\n",
+               stillRunning ? "yes" : "no", mscclcGetErrorString(res),
+               msg.c_str());
+        if (!stillRunning || res != mscclcDeviceError ||
+            msg.find("aborted") == std::string::npos)
+          failures[0]++;
+        res = mscclcProgramRun(progs.hb, comm, c.send, c.recv, c.count,
+                               mscclcFloat32, mscclcSum, stream);
+        if (res == mscclcSuccess)
+          failures[0]++;
+        rank0Done = true;
+      }
+      tearDown(c);
+      GT_CUDA(cudaStreamDestroy(stream));
+      mscclcProgramDestroy(progs.hb);
+      mscclcProgramDestroy(progs.hbInPlace);
+      mscclcProgramDestroy(progs.port);
+      mscclcProgramDestroy(progs.sw);
+      GT_MSCCLC(mscclcCommDestroy(comm));
+    });
+  for (auto &t : threads)
+    t.join();
+  int total = failures[0] + (n > 1 ? failures[1] : 0);
+  printf("[abort] %s\n", total ? "FAILED" : "passed");
+  return total;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   setSafeEnvironment();
   std::string model = "all";
-  bool timeoutTest = false;
+  bool timeoutTest = false, abortTest = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--model" && i + 1 < argc)
       model = argv[++i];
     else if (a == "--timeout-test")
       timeoutTest = true;
+    else if (a == "--abort-test")
+      abortTest = true;
     else if (a == "--quick")
       quick = true;
   }
@@ -475,6 +543,8 @@ int main(int argc, char **argv) {
   int failures = 0;
   if (timeoutTest)
     return runTimeout(n) ? 1 : 0;
+  if (abortTest)
+    return runAbort(n) ? 1 : 0;
   if (model == "procs" || model == "all")
     failures += runProcesses(n); // first: CUDA is not initialised yet
   if (model == "threads" || model == "all")

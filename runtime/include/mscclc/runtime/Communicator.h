@@ -90,6 +90,14 @@ public:
   /// The proxy thread serving this rank's port channels (started lazily).
   Status proxy(Proxy **out);
 
+  /// Ends every wait of this rank's kernels, running or future (they record
+  /// "aborted"); the communicator then refuses new launches. Local: each
+  /// rank whose kernels may wait aborts its own communicator.
+  void abort();
+  bool aborted() const { return *abortHost_ != 0; }
+  /// The flag kernels poll (host memory mapped into the device).
+  const volatile uint32_t *abortFlag() const { return abortDevice_; }
+
   /// Executors of programs run on this communicator, keyed by the program's
   /// id and variant (dtype, op).
   std::mutex &executorMutex() { return executorMutex_; }
@@ -134,6 +142,9 @@ private:
 
   std::mutex proxyMutex_;
   std::unique_ptr<Proxy> proxy_;
+
+  volatile uint32_t *abortHost_ = nullptr;
+  const volatile uint32_t *abortDevice_ = nullptr;
 };
 
 } // namespace mscclc::rt
