@@ -433,11 +433,12 @@ int runTimeout(int n) {
   return total;
 }
 
-/// Rank 1 never launches and there is no time-out: rank 0's wait would
-/// hang; mscclcCommAbort from the host must end it, be reported as an
-/// abort, and refuse later runs.
+/// Rank 1 never launches: rank 0's wait would last until the time-out;
+/// mscclcCommAbort from the host must end it long before, be reported as an
+/// abort, and refuse later runs. (The time-out is long, not off, so that an
+/// abort that does not work fails the test instead of hanging it.)
 int runAbort(int n) {
-  setenv("MSCCLC_TIMEOUT_MS", "0", 1); // no time-out: only the abort ends it
+  setenv("MSCCLC_TIMEOUT_MS", "60000", 1); // read once, before any launch
   mscclcUniqueId id;
   GT_MSCCLC(mscclcGetUniqueId(&id));
   std::vector<int> failures(static_cast<size_t>(n), 0);

@@ -68,7 +68,23 @@ __device__ void recordError(const MscclcKernelArgs &a, unsigned code, unsigned k
   }
 }
 
-/// Spins until *sem >= expected; false on time-out or another block's error.
+/// Whether a spin that started at `start` must give up: the host aborted
+/// (recorded), the time-out passed (recorded) or the launch failed already.
+__device__ bool giveUp(const MscclcKernelArgs &a, unsigned long long start,
+                       unsigned kind, unsigned ch, unsigned op,
+                       unsigned long long expected, unsigned long long observed) {
+  if (a.abortFlag && *a.abortFlag) {
+    recordError(a, MSCCLC_ERR_ABORTED, kind, ch, op, expected, observed);
+    return true;
+  }
+  if (a.timeoutNs && nowNs() - start > a.timeoutNs) {
+    recordError(a, MSCCLC_ERR_TIMEOUT, kind, ch, op, expected, observed);
+    return true;
+  }
+  return *(volatile unsigned *)&a.error->code != 0;
+}
+
+/// Spins until *sem >= expected; false when giveUp says so.
 __device__ bool waitAtLeast(const MscclcKernelArgs &a, const unsigned long long *sem,
                             unsigned long long expected, unsigned kind, unsigned ch) {
   unsigned long long start = nowNs();
@@ -76,14 +92,9 @@ __device__ bool waitAtLeast(const MscclcKernelArgs &a, const unsigned long long 
     unsigned long long v = loadAcquire(sem);
     if (v >= expected)
       return true;
-    if ((spins & 1023) == 0) {
-      if (*(volatile unsigned *)&a.error->code)
-        return false;
-      if (a.timeoutNs && nowNs() - start > a.timeoutNs) {
-        recordError(a, MSCCLC_ERR_TIMEOUT, kind, ch, MSCCLC_OPC_WAIT, expected, v);
-        return false;
-      }
-    }
+    if ((spins & 1023) == 0 &&
+        giveUp(a, start, kind, ch, MSCCLC_OPC_WAIT, expected, v))
+      return false;
   }
 }
 
@@ -175,9 +186,8 @@ __device__ unsigned long long pushTrigger(const MscclcKernelArgs &a,
   unsigned long long i = atomicAdd((unsigned long long *)f.head, 1ull);
   unsigned long long start = nowNs();
   while (i - *f.tail >= f.capacity) {
-    if (a.timeoutNs && nowNs() - start > a.timeoutNs) {
-      recordError(a, MSCCLC_ERR_TIMEOUT, MSCCLC_CHAN_PORT, ch,
-                  MSCCLC_OPC_FIFO_PUSH, i, *f.tail);
+    if (giveUp(a, start, MSCCLC_CHAN_PORT, ch, MSCCLC_OPC_FIFO_PUSH, i,
+               *f.tail)) {
       *ok = false;
       return i;
     }
@@ -246,13 +256,10 @@ __device__ void portAllGather(const MscclcKernelArgs &a, unsigned rank, unsigned
       unsigned long long slot =
           pushTrigger(a, trig1(0, 0, 0, 4u, a.portChannels[i].proxyId), trig2(0, 0), i, &ok);
       unsigned long long start = nowNs();
-      while (ok && *a.fifo.tail <= slot) {
-        if (a.timeoutNs && nowNs() - start > a.timeoutNs) {
-          recordError(a, MSCCLC_ERR_TIMEOUT, MSCCLC_CHAN_PORT, i, MSCCLC_OPC_FLUSH,
-                      slot + 1, *a.fifo.tail);
+      while (ok && *a.fifo.tail <= slot)
+        if (giveUp(a, start, MSCCLC_CHAN_PORT, i, MSCCLC_OPC_FLUSH, slot + 1,
+                   *a.fifo.tail))
           ok = false;
-        }
-      }
       if (!ok)
         failed = 1;
     }
