@@ -5,10 +5,10 @@
 // channel lands, and is then tagged with that signal's clock, so only a
 // wait on that signal orders a read after it. A port channel is a FIFO
 // served by a proxy: its puts and signals land in order, and the put's
-// source must stay unchanged until the proxy has copied it, which only a
-// flush or the landing of a later signal on the channel tells. LL puts split into pieces that
-// land on their own, in any order, each writing packets with the flag of
-// the writer's pipeline iteration.
+// source must stay unchanged until the proxy has copied it (the program
+// learns that from a flush or a later signal on the channel). LL puts split
+// into pieces that land on their own, in any order, each writing packets
+// with the flag of the writer's pipeline iteration.
 //
 //===----------------------------------------------------------------------===//
 

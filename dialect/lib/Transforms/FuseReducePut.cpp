@@ -112,8 +112,7 @@ Operation *FuseReducePutPass::tryFuse(Operation *op, OpBuilder &builder) {
   } else if (auto put = dyn_cast<PutOp>(op)) {
     // The first of several puts of one source: `value` is only read.
     value = put.getSrc();
-    if (putSources.lookup(value) < 2 ||
-        !isFusablePut(put, value, channels, dsts))
+    if (!isFusablePut(put, value, channels, dsts))
       return nullptr;
     srcs = builder.getArrayAttr({value});
     channels.push_back(put.getChannelAttr());

@@ -163,7 +163,9 @@ mscclcResult_t mscclcProgramReset(mscclcProgram_t program, mscclcComm_t comm,
 
 /* Device memory that SwitchChannel programs can bind to NVLink multicast
  * objects (cuMemCreate, at least 2 MiB granules), on the current device and
- * accessible from its peers. Other programs take it as well. Free it with
+ * accessible from its peers. Any program takes it when one process drives
+ * all GPUs; across processes CUDA IPC cannot map it, so there programs whose
+ * channels reach peers' user buffers need cudaMalloc memory. Free it with
  * mscclcMemFree after the programs using it are done. */
 mscclcResult_t mscclcMemAlloc(void **ptr, size_t bytes);
 mscclcResult_t mscclcMemFree(void *ptr);

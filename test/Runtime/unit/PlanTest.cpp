@@ -129,6 +129,31 @@ TEST(PlanTest, PeerUserBuffersAreDetected) {
   EXPECT_FALSE(p.needsPeerUserBuffers(1));
 }
 
+TEST(PlanTest, SwitchChannelsListTheBuffersToBind) {
+  std::string text = planText();
+  const std::string none = "\"portChannels\": [], \"switchChannels\": []";
+  const std::string one =
+      "\"portChannels\": [], \"switchChannels\": [{\"index\": 0, "
+      "\"name\": \"sw\", \"id\": 0, \"ranks\": [0, 1], "
+      "\"buffers\": [\"input\", \"output\"]}]";
+  for (size_t at; (at = text.find(none)) != std::string::npos;)
+    text.replace(at, none.size(), one);
+  Plan p;
+  Status s = parsePlan(text, &p);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  const PlanSwitchChannel &c = p.rankPlans[1].switchChannels.at(0);
+  EXPECT_EQ(c.ranks, (std::vector<int>{0, 1}));
+  EXPECT_TRUE(c.input);
+  EXPECT_TRUE(c.output);
+  EXPECT_FALSE(c.scratch);
+  std::string bad = text;
+  bad.replace(bad.find("\"output\"]}"), 8, "\"shared\"");
+  s = parsePlan(bad, &p);
+  EXPECT_FALSE(s.isOk());
+  EXPECT_NE(s.message().find("buffers has unknown 'shared'"), std::string::npos)
+      << s.message();
+}
+
 TEST(PlanTest, RejectsBadPlans) {
   Plan p;
   auto expectError = [&](const std::string &text, const char *needle) {

@@ -98,7 +98,7 @@ __device__ __forceinline__ void elementLoop(const Operands<NS, NK, ND, NL> &o,
 /// Plain sources and destinations only.
 template <int NS, int ND>
 __device__ MSCCLC_OP_INLINE void plainOp(const Operands<NS, 0, ND, 0> &o,
-                                        u64 n) {
+                                         u64 n) {
   static_assert(NS >= 1, "an operation needs a source");
   constexpr u64 perVec = 16 / sizeof(T);
   const u32 mis = static_cast<u32>(reinterpret_cast<u64>(o.src[0]) & 15);
@@ -160,8 +160,8 @@ __device__ MSCCLC_OP_INLINE void plainOp(const Operands<NS, 0, ND, 0> &o,
 /// loads overlap instead of costing one round trip each.
 template <int NS, int NK, int ND, int NL>
 __device__ MSCCLC_OP_INLINE void packetOp(const Ctx &ctx, const Site &site,
-                                         const Operands<NS, NK, ND, NL> &o,
-                                         u64 n) {
+                                          const Operands<NS, NK, ND, NL> &o,
+                                          u64 n) {
   static_assert(NS + NK >= 1, "an operation needs a source");
   const u64 bytes = n * sizeof(T);
   const u64 packets = (bytes + 7) / 8;

@@ -82,7 +82,7 @@ struct Spinner {
   }
 
   __device__ MSCCLC_OP_INLINE bool check(const Ctx &ctx, const Site &site,
-                                     u64 expected, u64 observed) {
+                                         u64 expected, u64 observed) {
     if (ctx.failed())
       return true;
     if (ctx.abortFlag && *ctx.abortFlag) {
