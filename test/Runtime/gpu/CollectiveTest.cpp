@@ -10,7 +10,8 @@
 //
 //   runtime-gpu-collectives --examples DIR [--only a,b] [--models group,procs]
 //       [--types f32,f16,bf16,i32] [--max-bytes N] [--quick] [--instances K]
-//       [--memalloc]   (user buffers from mscclcMemAlloc instead of cudaMalloc)
+//       [--memalloc]   (user buffers from mscclcMemAlloc instead of cudaMalloc;
+//                       one-process model only)
 // Prints PASS/FAIL/SKIP lines and "N passed, N failed, N skipped".
 // Exit: 0 pass, 1 fail, 77 skipped (fewer than two GPUs or no compiler).
 //
@@ -536,6 +537,11 @@ int main(int argc, char **argv) {
       fprintf(stderr, "unknown argument %s\n", a.c_str());
       return 1;
     }
+  }
+  if (o.cuMem && std::count(o.models.begin(), o.models.end(), "procs")) {
+    // CUDA IPC cannot map cuMem memory into other processes.
+    fprintf(stderr, "--memalloc needs --models group\n");
+    return 1;
   }
   // Count devices without initialising CUDA here (the process model forks).
   int devices = 0;
