@@ -184,9 +184,11 @@ MulticastRegion::~MulticastRegion() {
   const DriverApi *api = nullptr;
   if (!driverApi(&api).isOk())
     return;
-  if (mapped_) {
+  DeviceGuard guard(device_);
+  // Kernels of this device may still use the mapping.
+  MSCCLC_CUDA_WARN(cudaDeviceSynchronize());
+  if (mapped_)
     MSCCLC_CUDA_WARN(api->memUnmap(va_, size_));
-  }
   if (va_)
     MSCCLC_CUDA_WARN(api->memAddressFree(va_, size_));
   if (bound_) {
