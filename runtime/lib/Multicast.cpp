@@ -261,6 +261,10 @@ Status bindMulticast(Communicator &comm, const std::vector<int> &group,
   }
   std::vector<BindRecord> all;
   MSCCLC_TRY(agree(comm, mine, "checking buffers", &all));
+  // Later steps reuse `all`; the process ids are needed until the end.
+  std::vector<int32_t> pids;
+  for (const BindRecord &rec : all)
+    pids.push_back(rec.pid);
   uint64_t size = 0, room = UINT64_MAX;
   for (int r : group) {
     size = std::max(size, all[size_t(r)].need);
@@ -282,7 +286,7 @@ Status bindMulticast(Communicator &comm, const std::vector<int> &group,
   BindRecord created;
   int remote = 0; // members in other processes
   for (int r : group)
-    remote += all[size_t(r)].pid != all[size_t(root)].pid;
+    remote += pids[size_t(r)] != pids[size_t(root)];
   std::unique_ptr<FdServer> server;
   int exported = -1;
   if (me == root) {
@@ -319,7 +323,7 @@ Status bindMulticast(Communicator &comm, const std::vector<int> &group,
   } else if (member) {
     Status s = [&]() -> Status {
       int fd = fromRoot.fd; // valid here when we share the root's process
-      bool received = all[size_t(me)].pid != fromRoot.pid;
+      bool received = pids[size_t(me)] != pids[size_t(root)];
       if (received)
         MSCCLC_TRY(receiveFd(fromRoot.socket, 60000, &fd));
       CUmemGenericAllocationHandle mc;
