@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mscclc/runtime/Multicast.h"
+#include "mscclc/runtime/Bootstrap.h"
 #include "mscclc/runtime/Communicator.h"
 #include "mscclc/runtime/Cuda.h"
 #include "mscclc/runtime/FdPassing.h"
@@ -87,13 +88,13 @@ struct BindRecord {
 
 /// allGather of `mine`; fails on every rank when any rank is not ok, with
 /// the first failing rank's message.
-Status agree(Communicator &comm, const BindRecord &mine, const char *step,
+Status agree(Bootstrap &bootstrap, const BindRecord &mine, const char *step,
              std::vector<BindRecord> *all) {
-  all->assign(size_t(comm.nranks()), BindRecord());
-  (*all)[size_t(comm.rank())] = mine;
-  MSCCLC_TRY(comm.bootstrap().allGather(all->data(), sizeof(BindRecord))
+  all->assign(size_t(bootstrap.nranks()), BindRecord());
+  (*all)[size_t(bootstrap.rank())] = mine;
+  MSCCLC_TRY(bootstrap.allGather(all->data(), sizeof(BindRecord))
                  .context(format("multicast setup (%s)", step)));
-  for (int r = 0; r < comm.nranks(); ++r)
+  for (int r = 0; r < bootstrap.nranks(); ++r)
     if (!(*all)[size_t(r)].ok)
       return Status(Code::CudaError,
                     format("multicast setup (%s) failed on rank %d: %s", step,
@@ -180,24 +181,116 @@ Status freeCuMem(void *ptr) {
   return Status::ok();
 }
 
+namespace {
+
+/// The CUDA driver behind bindMulticast(Communicator &, ...).
+const MulticastDriver &cudaMulticastDriver(const DriverApi *api) {
+  static const MulticastDriver driver = [api] {
+    MulticastDriver d;
+    d.allocationOf = [api](const void *local, uint64_t *base,
+                           uint64_t *size) -> Status {
+      CUmemGenericAllocationHandle h;
+      if (!local || api->memRetainAllocationHandle(
+                        &h, const_cast<void *>(local)) != CUDA_SUCCESS) {
+        (void)cudaGetLastError();
+        return invalidArgument(format(
+            "the buffer %p is not a cuMem allocation: allocate the buffers "
+            "of SwitchChannel programs with mscclcMemAlloc",
+            local));
+      }
+      (void)api->memRelease(h);
+      CUdeviceptr b = 0;
+      size_t n = 0;
+      MSCCLC_CUDA_CHECK(api->memGetAddressRange(
+          &b, &n, reinterpret_cast<CUdeviceptr>(local)));
+      *base = b;
+      *size = n;
+      return Status::ok();
+    };
+    auto props = [](unsigned devices, uint64_t bytes) {
+      CUmulticastObjectProp prop = {};
+      prop.numDevices = devices;
+      prop.size = bytes;
+      prop.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+      return prop;
+    };
+    d.granularity = [api, props](unsigned devices, uint64_t bytes,
+                                 uint64_t *granule) -> Status {
+      CUmulticastObjectProp prop = props(devices, bytes);
+      size_t g = 0;
+      MSCCLC_CUDA_CHECK(api->multicastGetGranularity(
+          &g, &prop, CU_MULTICAST_GRANULARITY_MINIMUM));
+      *granule = g;
+      return Status::ok();
+    };
+    d.create = [api, props](unsigned devices, uint64_t bytes,
+                            uint64_t *handle) -> Status {
+      CUmulticastObjectProp prop = props(devices, bytes);
+      CUmemGenericAllocationHandle mc;
+      MSCCLC_CUDA_CHECK(api->multicastCreate(&mc, &prop));
+      *handle = mc;
+      return Status::ok();
+    };
+    d.exportFd = [api](uint64_t handle, int *fd) -> Status {
+      MSCCLC_CUDA_CHECK(api->memExportToShareableHandle(
+          fd, handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+      return Status::ok();
+    };
+    d.importFd = [api](int fd, uint64_t *handle) -> Status {
+      CUmemGenericAllocationHandle mc;
+      MSCCLC_CUDA_CHECK(api->memImportFromShareableHandle(
+          &mc, reinterpret_cast<void *>(static_cast<uintptr_t>(fd)),
+          CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+      *handle = mc;
+      return Status::ok();
+    };
+    d.addDevice = [api](uint64_t handle, int device) -> Status {
+      DeviceGuard guard(device);
+      CUdevice dev;
+      MSCCLC_CUDA_CHECK(api->deviceGet(&dev, device));
+      MSCCLC_CUDA_CHECK(api->multicastAddDevice(handle, dev));
+      return Status::ok();
+    };
+    d.bindAndMap = [api](uint64_t handle, int device, uint64_t start,
+                         uint64_t bytes, uint64_t granule, uint64_t *va,
+                         int *stage) -> Status {
+      DeviceGuard guard(device);
+      MSCCLC_CUDA_CHECK(api->multicastBindAddr(handle, 0, start, bytes, 0));
+      *stage = 1;
+      CUdeviceptr at = 0;
+      MSCCLC_CUDA_CHECK(api->memAddressReserve(&at, bytes, granule, 0, 0));
+      *va = at;
+      *stage = 2;
+      MSCCLC_CUDA_CHECK(api->memMap(at, bytes, 0, handle, 0));
+      *stage = 3;
+      CUmemAccessDesc access = readWrite(device);
+      MSCCLC_CUDA_CHECK(api->memSetAccess(at, bytes, &access, 1));
+      return Status::ok();
+    };
+    d.release = [api](uint64_t handle, int device, uint64_t va,
+                      uint64_t bytes, int stage) {
+      DeviceGuard guard(device);
+      // Kernels of this device may still use the mapping.
+      MSCCLC_CUDA_WARN(cudaDeviceSynchronize());
+      if (stage >= 3)
+        MSCCLC_CUDA_WARN(api->memUnmap(va, bytes));
+      if (stage >= 2)
+        MSCCLC_CUDA_WARN(api->memAddressFree(va, bytes));
+      CUdevice dev;
+      if (stage >= 1 && api->deviceGet(&dev, device) == CUDA_SUCCESS)
+        MSCCLC_CUDA_WARN(api->multicastUnbind(handle, dev, 0, bytes));
+      MSCCLC_CUDA_WARN(api->memRelease(handle));
+    };
+    return d;
+  }();
+  return driver;
+}
+
+} // namespace
+
 MulticastRegion::~MulticastRegion() {
-  const DriverApi *api = nullptr;
-  if (!driverApi(&api).isOk())
-    return;
-  DeviceGuard guard(device_);
-  // Kernels of this device may still use the mapping.
-  MSCCLC_CUDA_WARN(cudaDeviceSynchronize());
-  if (mapped_)
-    MSCCLC_CUDA_WARN(api->memUnmap(va_, size_));
-  if (va_)
-    MSCCLC_CUDA_WARN(api->memAddressFree(va_, size_));
-  if (bound_) {
-    CUdevice dev;
-    if (api->deviceGet(&dev, device_) == CUDA_SUCCESS)
-      MSCCLC_CUDA_WARN(api->multicastUnbind(handle_, dev, 0, size_));
-  }
   if (haveHandle_)
-    MSCCLC_CUDA_WARN(api->memRelease(handle_));
+    driver_.release(handle_, device_, va_, size_, stage_);
 }
 
 Status bindMulticast(Communicator &comm, const std::vector<int> &group,
@@ -212,55 +305,47 @@ Status bindMulticast(Communicator &comm, const std::vector<int> &group,
       !api->multicastBindAddr || !api->multicastGetGranularity ||
       !api->multicastUnbind)
     return unsupported("this CUDA driver has no multicast entry points");
+  return bindMulticast(comm.bootstrap(), comm.device(),
+                       cudaMulticastDriver(api), group, local, out);
+}
+
+Status bindMulticast(Bootstrap &bootstrap, int device,
+                     const MulticastDriver &driver,
+                     const std::vector<int> &group, const void *local,
+                     std::unique_ptr<MulticastRegion> *out) {
+  out->reset();
   if (group.empty())
     return invalidArgument("a multicast group needs ranks");
-  const int me = comm.rank();
+  const int me = bootstrap.rank();
   const int root = group.front();
   const bool member = std::count(group.begin(), group.end(), me) > 0;
-  const int device = comm.device();
-  DeviceGuard guard(device);
+  const unsigned devices = unsigned(group.size());
 
   // 1. Check the buffer and agree on the size.
   BindRecord mine;
   mine.member = member;
   mine.pid = int32_t(getpid());
-  CUmulticastObjectProp prop = {};
-  prop.numDevices = unsigned(group.size());
-  prop.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-  size_t granule = 0;
-  CUdeviceptr start = 0;
+  uint64_t granule = 0, start = 0;
   if (member) {
     Status s = [&]() -> Status {
-      CUmemGenericAllocationHandle h;
-      if (!local || api->memRetainAllocationHandle(
-                        &h, const_cast<void *>(local)) != CUDA_SUCCESS)
-        return invalidArgument(format(
-            "the buffer %p is not a cuMem allocation: allocate the buffers of "
-            "SwitchChannel programs with mscclcMemAlloc",
-            local));
-      (void)api->memRelease(h);
-      CUdeviceptr base = 0;
-      size_t size = 0;
-      MSCCLC_CUDA_CHECK(api->memGetAddressRange(
-          &base, &size, reinterpret_cast<CUdeviceptr>(local)));
-      prop.size = size;
-      MSCCLC_CUDA_CHECK(api->multicastGetGranularity(
-          &granule, &prop, CU_MULTICAST_GRANULARITY_MINIMUM));
-      CUdeviceptr at = reinterpret_cast<CUdeviceptr>(local);
+      uint64_t base = 0, size = 0;
+      MSCCLC_TRY(driver.allocationOf(local, &base, &size));
+      MSCCLC_TRY(driver.granularity(devices, size, &granule));
+      uint64_t at = reinterpret_cast<uint64_t>(local);
       start = base + (at - base) / granule * granule;
       mine.need = roundUp(base + size - start, granule);
       mine.room = base + size - start;
       if (mine.room < mine.need)
         return invalidArgument(format(
             "the allocation holding %p does not end on a multicast granule "
-            "(%zu bytes): allocate it with mscclcMemAlloc",
-            local, granule));
+            "(%llu bytes): allocate it with mscclcMemAlloc",
+            local, static_cast<unsigned long long>(granule)));
       return Status::ok();
     }();
     note(mine, s);
   }
   std::vector<BindRecord> all;
-  MSCCLC_TRY(agree(comm, mine, "checking buffers", &all));
+  MSCCLC_TRY(agree(bootstrap, mine, "checking buffers", &all));
   // Later steps reuse `all`; the process ids are needed until the end.
   std::vector<int32_t> pids;
   for (const BindRecord &rec : all)
@@ -277,7 +362,7 @@ Status bindMulticast(Communicator &comm, const std::vector<int> &group,
         static_cast<unsigned long long>(size),
         static_cast<unsigned long long>(room)));
 
-  std::unique_ptr<MulticastRegion> region(new MulticastRegion());
+  std::unique_ptr<MulticastRegion> region(new MulticastRegion(driver));
   region->device_ = device;
   region->size_ = size;
 
@@ -291,15 +376,11 @@ Status bindMulticast(Communicator &comm, const std::vector<int> &group,
   int exported = -1;
   if (me == root) {
     Status s = [&]() -> Status {
-      prop.size = size;
-      CUmemGenericAllocationHandle mc;
-      MSCCLC_CUDA_CHECK(api->multicastCreate(&mc, &prop));
-      region->handle_ = mc;
+      MSCCLC_TRY(driver.create(devices, size, &region->handle_));
       region->haveHandle_ = true;
-      if (group.size() == 1)
+      if (devices == 1)
         return Status::ok();
-      MSCCLC_CUDA_CHECK(api->memExportToShareableHandle(
-          &exported, mc, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+      MSCCLC_TRY(driver.exportFd(region->handle_, &exported));
       created.fd = exported;
       if (remote == 0)
         return Status::ok();
@@ -309,13 +390,14 @@ Status bindMulticast(Communicator &comm, const std::vector<int> &group,
     }();
     note(created, s);
   }
-  Status agreed = agree(comm, created, "creating the multicast object", &all);
+  Status agreed =
+      agree(bootstrap, created, "creating the multicast object", &all);
   if (!agreed.isOk()) {
     if (exported >= 0)
       close(exported);
     return agreed;
   }
-  const BindRecord &fromRoot = all[size_t(root)];
+  const BindRecord fromRoot = all[size_t(root)];
   BindRecord imported;
   if (me == root) {
     if (server)
@@ -326,22 +408,16 @@ Status bindMulticast(Communicator &comm, const std::vector<int> &group,
       bool received = pids[size_t(me)] != pids[size_t(root)];
       if (received)
         MSCCLC_TRY(receiveFd(fromRoot.socket, 60000, &fd));
-      CUmemGenericAllocationHandle mc;
-      CUresult err = api->memImportFromShareableHandle(
-          &mc, reinterpret_cast<void *>(static_cast<uintptr_t>(fd)),
-          CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+      Status got = driver.importFd(fd, &region->handle_);
       if (received)
         close(fd);
-      if (err != CUDA_SUCCESS)
-        return toStatus(err, "cuMemImportFromShareableHandle", __FILE__,
-                        __LINE__);
-      region->handle_ = mc;
+      MSCCLC_TRY(got);
       region->haveHandle_ = true;
       return Status::ok();
     }();
     note(imported, s);
   }
-  agreed = agree(comm, imported, "sharing the multicast object", &all);
+  agreed = agree(bootstrap, imported, "sharing the multicast object", &all);
   // Every member holds its own handle now (or failed): the export can go.
   if (exported >= 0)
     close(exported);
@@ -349,36 +425,17 @@ Status bindMulticast(Communicator &comm, const std::vector<int> &group,
 
   // 3. Add every device, then bind and map.
   BindRecord added;
-  if (member) {
-    Status s = [&]() -> Status {
-      CUdevice dev;
-      MSCCLC_CUDA_CHECK(api->deviceGet(&dev, device));
-      MSCCLC_CUDA_CHECK(api->multicastAddDevice(region->handle_, dev));
-      return Status::ok();
-    }();
-    note(added, s);
-  }
-  MSCCLC_TRY(agree(comm, added, "adding devices", &all));
+  if (member)
+    note(added, driver.addDevice(region->handle_, device));
+  MSCCLC_TRY(agree(bootstrap, added, "adding devices", &all));
   BindRecord bound;
   if (member) {
-    Status s = [&]() -> Status {
-      MSCCLC_CUDA_CHECK(
-          api->multicastBindAddr(region->handle_, 0, start, size, 0));
-      region->bound_ = true;
-      CUdeviceptr va = 0;
-      MSCCLC_CUDA_CHECK(api->memAddressReserve(&va, size, granule, 0, 0));
-      region->va_ = va;
-      MSCCLC_CUDA_CHECK(api->memMap(va, size, 0, region->handle_, 0));
-      region->mapped_ = true;
-      CUmemAccessDesc access = readWrite(device);
-      MSCCLC_CUDA_CHECK(api->memSetAccess(va, size, &access, 1));
-      region->mcPtr_ = reinterpret_cast<void *>(
-          va + (reinterpret_cast<CUdeviceptr>(local) - start));
-      return Status::ok();
-    }();
-    note(bound, s);
+    note(bound, driver.bindAndMap(region->handle_, device, start, size,
+                                  granule, &region->va_, &region->stage_));
+    region->mcPtr_ = reinterpret_cast<void *>(
+        region->va_ + (reinterpret_cast<uint64_t>(local) - start));
   }
-  MSCCLC_TRY(agree(comm, bound, "binding buffers", &all));
+  MSCCLC_TRY(agree(bootstrap, bound, "binding buffers", &all));
   if (member)
     *out = std::move(region);
   return Status::ok();
