@@ -543,27 +543,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "--memalloc needs --models group\n");
     return 1;
   }
-  // Count devices without initialising CUDA here (the process model forks).
-  int devices = 0;
-  {
-    int fds[2];
-    if (pipe(fds) != 0)
-      return 1;
-    pid_t pid = fork();
-    if (pid == 0) {
-      int d = 0;
-      if (cudaGetDeviceCount(&d) != cudaSuccess)
-        d = 0;
-      if (write(fds[1], &d, sizeof(d)) != sizeof(d))
-        _exit(1);
-      _exit(0);
-    }
-    close(fds[1]);
-    if (read(fds[0], &devices, sizeof(devices)) != sizeof(devices))
-      devices = 0;
-    close(fds[0]);
-    waitpid(pid, nullptr, 0);
-  }
+  int devices = countDevicesInChild();
   if (devices < 2) {
     printf("SKIPPED: needs two GPUs, found %d\n", devices);
     return kSkip;

@@ -24,6 +24,9 @@
 #include <string>
 #include <vector>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 namespace gputest {
 
 constexpr int kSkip = 77;
@@ -33,6 +36,29 @@ inline void setSafeEnvironment() {
   // SwitchChannel setup with either variable set.
   setenv("MSCCLC_DISABLE_MULTICAST", "1", 1);
   setenv("NCCL_NVLS_ENABLE", "0", 1);
+}
+
+/// The number of CUDA devices, counted in a child process: the tests that
+/// fork one process per rank must not initialise CUDA before they do.
+inline int countDevicesInChild() {
+  int fds[2];
+  if (pipe(fds) != 0)
+    return 0;
+  pid_t pid = fork();
+  if (pid == 0) {
+    int d = 0;
+    if (cudaGetDeviceCount(&d) != cudaSuccess)
+      d = 0;
+    _exit(write(fds[1], &d, sizeof(d)) == sizeof(d) ? 0 : 1);
+  }
+  close(fds[1]);
+  int devices = 0;
+  if (pid < 0 || read(fds[0], &devices, sizeof(devices)) != sizeof(devices))
+    devices = 0;
+  close(fds[0]);
+  if (pid > 0)
+    waitpid(pid, nullptr, 0);
+  return devices;
 }
 
 #define GT_CUDA(call)                                                          \

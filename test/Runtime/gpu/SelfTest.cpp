@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <thread>
 #include <unistd.h>
 
@@ -377,10 +378,29 @@ int runGroup(int n) {
   return failures;
 }
 
-/// Rank 1 never launches: rank 0's wait must time out, be reported with
-/// rank/block/channel/op, and a reset must make the program usable again.
-int runTimeout(int n) {
-  setenv("MSCCLC_TIMEOUT_MS", "300", 1); // read once, before any launch
+/// One rank of a test in which only rank 0 launches: its communicator, the
+/// self-test programs, a stream and buffers of 4096 floats, with progs.hb
+/// prepared (its collective setup done on every rank).
+struct LoneLaunchRank {
+  int rank = 0;
+  mscclcComm_t comm = nullptr;
+  Programs progs;
+  cudaStream_t stream = nullptr;
+  Case c;
+
+  mscclcResult_t run() {
+    return mscclcProgramRun(progs.hb, comm, c.send, c.recv, c.count,
+                            mscclcFloat32, mscclcSum, stream);
+  }
+  mscclcResult_t check() {
+    return mscclcProgramCheck(progs.hb, comm, mscclcFloat32, mscclcSum, stream);
+  }
+};
+
+/// Runs `body` for each of n ranks on its own thread, between that setup
+/// and the teardown; returns the failures the bodies count.
+int runWithLoneLauncher(int n,
+                        const std::function<int(LoneLaunchRank &)> &body) {
   mscclcUniqueId id;
   GT_MSCCLC(mscclcGetUniqueId(&id));
   std::vector<int> failures(static_cast<size_t>(n), 0);
@@ -388,47 +408,58 @@ int runTimeout(int n) {
   for (int r = 0; r < n; ++r)
     threads.emplace_back([&, r] {
       GT_CUDA(cudaSetDevice(r));
-      mscclcComm_t comm;
-      GT_MSCCLC(mscclcCommInitRank(&comm, n, id, r));
-      Programs progs = makePrograms(n);
-      cudaStream_t stream;
-      GT_CUDA(cudaStreamCreate(&stream));
-      Case c;
-      c.count = 4096;
-      setUp(c, n, r, 1);
-      // Collective setup on every rank, launch on rank 0 only.
-      GT_MSCCLC(mscclcProgramPrepare(progs.hb, comm, c.send, c.recv, c.count,
-                                     mscclcFloat32, mscclcSum, stream));
-      if (r == 0) {
-        GT_MSCCLC(mscclcProgramRun(progs.hb, comm, c.send, c.recv, c.count,
-                                   mscclcFloat32, mscclcSum, stream));
-        mscclcResult_t res = mscclcProgramCheck(progs.hb, comm, mscclcFloat32,
-                                                mscclcSum, stream);
-        std::string msg = mscclcGetLastError();
-        printf("[timeout] rank 0 check: %s: %s\n", mscclcGetErrorString(res),
-               msg.c_str());
-        if (res != mscclcDeviceError || msg.find("rank 0 block 0 timed out") ==
-                                            std::string::npos ||
-            msg.find("memory channel") == std::string::npos)
-          failures[0]++;
-      }
-      GT_MSCCLC(mscclcProgramReset(progs.hb, comm, mscclcFloat32, mscclcSum));
-      GT_MSCCLC(mscclcProgramRun(progs.hb, comm, c.send, c.recv, c.count,
-                                 mscclcFloat32, mscclcSum, stream));
-      GT_MSCCLC(mscclcProgramCheck(progs.hb, comm, mscclcFloat32, mscclcSum, stream));
-      if (verify(c, n, r, 1, "after reset"))
-        failures[size_t(r)]++;
-      tearDown(c);
-      GT_CUDA(cudaStreamDestroy(stream));
-      mscclcProgramDestroy(progs.hb);
-      mscclcProgramDestroy(progs.hbInPlace);
-      mscclcProgramDestroy(progs.port);
-      mscclcProgramDestroy(progs.sw);
-      GT_MSCCLC(mscclcCommDestroy(comm));
+      LoneLaunchRank lr;
+      lr.rank = r;
+      GT_MSCCLC(mscclcCommInitRank(&lr.comm, n, id, r));
+      lr.progs = makePrograms(n);
+      GT_CUDA(cudaStreamCreate(&lr.stream));
+      lr.c.count = 4096;
+      setUp(lr.c, n, r, 1);
+      GT_MSCCLC(mscclcProgramPrepare(lr.progs.hb, lr.comm, lr.c.send,
+                                     lr.c.recv, lr.c.count, mscclcFloat32,
+                                     mscclcSum, lr.stream));
+      failures[size_t(r)] = body(lr);
+      tearDown(lr.c);
+      GT_CUDA(cudaStreamDestroy(lr.stream));
+      mscclcProgramDestroy(lr.progs.hb);
+      mscclcProgramDestroy(lr.progs.hbInPlace);
+      mscclcProgramDestroy(lr.progs.port);
+      mscclcProgramDestroy(lr.progs.sw);
+      GT_MSCCLC(mscclcCommDestroy(lr.comm));
     });
   for (auto &t : threads)
     t.join();
-  int total = failures[0] + (n > 1 ? failures[1] : 0);
+  int total = 0;
+  for (int f : failures)
+    total += f;
+  return total;
+}
+
+/// Rank 1 never launches: rank 0's wait must time out, be reported with
+/// rank/block/channel/op, and a reset must make the program usable again.
+int runTimeout(int n) {
+  setenv("MSCCLC_TIMEOUT_MS", "300", 1); // read once, before any launch
+  int total = runWithLoneLauncher(n, [n](LoneLaunchRank &lr) {
+    int failures = 0;
+    if (lr.rank == 0) {
+      GT_MSCCLC(lr.run());
+      mscclcResult_t res = lr.check();
+      std::string msg = mscclcGetLastError();
+      printf("[timeout] rank 0 check: %s: %s\n", mscclcGetErrorString(res),
+             msg.c_str());
+      if (res != mscclcDeviceError ||
+          msg.find("rank 0 block 0 timed out") == std::string::npos ||
+          msg.find("memory channel") == std::string::npos)
+        ++failures;
+    }
+    GT_MSCCLC(mscclcProgramReset(lr.progs.hb, lr.comm, mscclcFloat32,
+                                 mscclcSum));
+    GT_MSCCLC(lr.run());
+    GT_MSCCLC(lr.check());
+    if (verify(lr.c, n, lr.rank, 1, "after reset"))
+      ++failures;
+    return failures;
+  });
   printf("[timeout] %s\n", total ? "FAILED" : "passed");
   return total;
 }
@@ -439,60 +470,32 @@ int runTimeout(int n) {
 /// abort that does not work fails the test instead of hanging it.)
 int runAbort(int n) {
   setenv("MSCCLC_TIMEOUT_MS", "60000", 1); // read once, before any launch
-  mscclcUniqueId id;
-  GT_MSCCLC(mscclcGetUniqueId(&id));
-  std::vector<int> failures(static_cast<size_t>(n), 0);
-  std::vector<std::thread> threads;
   // The other ranks keep their buffers until rank 0's kernel has ended.
   std::atomic<bool> rank0Done{false};
-  for (int r = 0; r < n; ++r)
-    threads.emplace_back([&, r] {
-      GT_CUDA(cudaSetDevice(r));
-      mscclcComm_t comm;
-      GT_MSCCLC(mscclcCommInitRank(&comm, n, id, r));
-      Programs progs = makePrograms(n);
-      cudaStream_t stream;
-      GT_CUDA(cudaStreamCreate(&stream));
-      Case c;
-      c.count = 4096;
-      setUp(c, n, r, 1);
-      GT_MSCCLC(mscclcProgramPrepare(progs.hb, comm, c.send, c.recv, c.count,
-                                     mscclcFloat32, mscclcSum, stream));
-      if (r != 0)
-        while (!rank0Done)
-          std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      if (r == 0) {
-        GT_MSCCLC(mscclcProgramRun(progs.hb, comm, c.send, c.recv, c.count,
-                                   mscclcFloat32, mscclcSum, stream));
-        std::this_thread::sleep_for(std::chrono::milliseconds(300));
-        bool stillRunning = cudaStreamQuery(stream) == cudaErrorNotReady;
-        GT_MSCCLC(mscclcCommAbort(comm));
-        mscclcResult_t res = mscclcProgramCheck(progs.hb, comm, mscclcFloat32,
-                                                mscclcSum, stream);
-        std::string msg = mscclcGetLastError();
-        printf("[abort] rank 0 (waiting before the abort: %s) check: %s: %s\n",
-               stillRunning ? "yes" : "no", mscclcGetErrorString(res),
-               msg.c_str());
-        if (!stillRunning || res != mscclcDeviceError ||
-            msg.find("aborted") == std::string::npos)
-          failures[0]++;
-        res = mscclcProgramRun(progs.hb, comm, c.send, c.recv, c.count,
-                               mscclcFloat32, mscclcSum, stream);
-        if (res == mscclcSuccess)
-          failures[0]++;
-        rank0Done = true;
-      }
-      tearDown(c);
-      GT_CUDA(cudaStreamDestroy(stream));
-      mscclcProgramDestroy(progs.hb);
-      mscclcProgramDestroy(progs.hbInPlace);
-      mscclcProgramDestroy(progs.port);
-      mscclcProgramDestroy(progs.sw);
-      GT_MSCCLC(mscclcCommDestroy(comm));
-    });
-  for (auto &t : threads)
-    t.join();
-  int total = failures[0] + (n > 1 ? failures[1] : 0);
+  int total = runWithLoneLauncher(n, [&rank0Done](LoneLaunchRank &lr) {
+    if (lr.rank != 0) {
+      while (!rank0Done)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      return 0;
+    }
+    int failures = 0;
+    GT_MSCCLC(lr.run());
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    bool stillRunning = cudaStreamQuery(lr.stream) == cudaErrorNotReady;
+    GT_MSCCLC(mscclcCommAbort(lr.comm));
+    mscclcResult_t res = lr.check();
+    std::string msg = mscclcGetLastError();
+    printf("[abort] rank 0 (waiting before the abort: %s) check: %s: %s\n",
+           stillRunning ? "yes" : "no", mscclcGetErrorString(res),
+           msg.c_str());
+    if (!stillRunning || res != mscclcDeviceError ||
+        msg.find("aborted") == std::string::npos)
+      ++failures;
+    if (lr.run() == mscclcSuccess)
+      ++failures;
+    rank0Done = true;
+    return failures;
+  });
   printf("[abort] %s\n", total ? "FAILED" : "passed");
   return total;
 }
@@ -514,28 +517,7 @@ int main(int argc, char **argv) {
     else if (a == "--quick")
       quick = true;
   }
-  int devices = 0;
-  // Count devices in a child: the process model forks, and CUDA must not be
-  // initialised in the parent before it does.
-  {
-    int fds[2];
-    if (pipe(fds) != 0)
-      return 1;
-    pid_t pid = fork();
-    if (pid == 0) {
-      int d = 0;
-      if (cudaGetDeviceCount(&d) != cudaSuccess)
-        d = 0;
-      if (write(fds[1], &d, sizeof(d)) != sizeof(d))
-        _exit(1);
-      _exit(0);
-    }
-    close(fds[1]);
-    if (read(fds[0], &devices, sizeof(devices)) != sizeof(devices))
-      devices = 0;
-    close(fds[0]);
-    waitpid(pid, nullptr, 0);
-  }
+  int devices = countDevicesInChild();
   if (devices < 2) {
     printf("SKIPPED: needs two GPUs, found %d\n", devices);
     return kSkip;
