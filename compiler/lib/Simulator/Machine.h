@@ -30,6 +30,15 @@
 namespace mscclc {
 namespace sim {
 
+/// The first segment of `map` (keyed by start, each with an exclusive `hi`)
+/// that overlaps [lo, ...): the one holding lo, else the first after it.
+template <typename Map> auto firstOverlap(Map &map, int64_t lo) {
+  auto it = map.upper_bound(lo);
+  if (it != map.begin() && std::prev(it)->second.hi > lo)
+    --it;
+  return it;
+}
+
 /// Splits the segment of `map` (keyed by start, each with an exclusive `hi`)
 /// that straddles `at`, so that a segment starts exactly at `at` when any
 /// covers it; returns the first segment starting at or after `at`.

@@ -82,13 +82,9 @@ LogicalResult Machine::checkRead(int task, Operation *op, uint32_t inst,
         addContext(diag);
         return failure();
       }
-  auto it = reg.shadow.upper_bound(lo);
-  if (it != reg.shadow.begin())
-    --it;
-  for (; it != reg.shadow.end() && it->first < hi; ++it) {
+  for (auto it = firstOverlap(reg.shadow, lo);
+       it != reg.shadow.end() && it->first < hi; ++it) {
     Segment &seg = it->second;
-    if (seg.hi <= lo)
-      continue;
     int64_t a = std::max(lo, it->first), b = std::min(hi, seg.hi);
     // Reading what nothing wrote is allowed: scratch chunks are padded to
     // the largest chunk size, and garbage that reaches the output is caught
@@ -182,13 +178,9 @@ LogicalResult Machine::checkWrite(int task, Operation *op, uint32_t inst,
         return failure();
       }
   (void)inFlightPut;
-  auto it = reg.shadow.upper_bound(lo);
-  if (it != reg.shadow.begin())
-    --it;
-  for (; it != reg.shadow.end() && it->first < hi; ++it) {
+  for (auto it = firstOverlap(reg.shadow, lo);
+       it != reg.shadow.end() && it->first < hi; ++it) {
     Segment &seg = it->second;
-    if (seg.hi <= lo)
-      continue;
     int64_t a = std::max(lo, it->first), b = std::min(hi, seg.hi);
     const Access *conflict = nullptr;
     bool withRead = false;
@@ -280,13 +272,9 @@ int Machine::packetState(int rank, int buffer, int64_t lo, int64_t hi,
                          int64_t flag, double *arrival) const {
   const auto &packets =
       regions[rank * model.buffers.size() + buffer].packets;
-  auto it = packets.upper_bound(lo);
-  if (it != packets.begin())
-    --it;
   int state = 1;
-  for (; it != packets.end() && it->first < hi; ++it) {
-    if (it->second.hi <= lo)
-      continue;
+  for (auto it = firstOverlap(packets, lo);
+       it != packets.end() && it->first < hi; ++it) {
     if (it->second.flag > flag)
       return 2;
     if (it->second.flag != flag)
