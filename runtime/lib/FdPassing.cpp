@@ -29,6 +29,24 @@ Status abstractAddress(const std::string &name, sockaddr_un *addr,
   return Status::ok();
 }
 
+/// A one-byte message (a message may not be empty) with room for one
+/// descriptor; fills in its own pointers, so it is not copied.
+struct FdMessage {
+  char byte = 'F';
+  iovec iov = {&byte, 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg = {};
+
+  FdMessage() {
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof(control);
+  }
+  FdMessage(const FdMessage &) = delete;
+  FdMessage &operator=(const FdMessage &) = delete;
+};
+
 Status errnoStatus(const char *what, const std::string &name) {
   return systemError(format("%s on socket '%s': %s", what, name.c_str(),
                             strerror(errno)));
@@ -79,21 +97,13 @@ Status FdServer::serve(int fd, int clients, int timeoutMs) {
     int conn = ::accept4(socket_, nullptr, nullptr, SOCK_CLOEXEC);
     if (conn < 0)
       return errnoStatus("accept", name_);
-    // One data byte carries the descriptor (a message may not be empty).
-    char byte = 'F';
-    iovec iov = {&byte, 1};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    msghdr msg = {};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof(control);
-    cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    FdMessage m;
+    cmsghdr *c = CMSG_FIRSTHDR(&m.msg);
     c->cmsg_level = SOL_SOCKET;
     c->cmsg_type = SCM_RIGHTS;
     c->cmsg_len = CMSG_LEN(sizeof(int));
     memcpy(CMSG_DATA(c), &fd, sizeof(int));
-    ssize_t sent = ::sendmsg(conn, &msg, MSG_NOSIGNAL);
+    ssize_t sent = ::sendmsg(conn, &m.msg, MSG_NOSIGNAL);
     int err = errno;
     ::close(conn);
     if (sent != 1) {
@@ -136,18 +146,11 @@ Status receiveFd(const std::string &name, int timeoutMs, int *fd) {
     return systemError(format("socket '%s': no descriptor within %d ms",
                               name.c_str(), timeoutMs));
   }
-  char byte = 0;
-  iovec iov = {&byte, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg = {};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof(control);
-  ssize_t got = ::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+  FdMessage m;
+  ssize_t got = ::recvmsg(sock, &m.msg, MSG_CMSG_CLOEXEC);
   int err = errno;
   ::close(sock);
-  cmsghdr *c = got == 1 ? CMSG_FIRSTHDR(&msg) : nullptr;
+  cmsghdr *c = got == 1 ? CMSG_FIRSTHDR(&m.msg) : nullptr;
   if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
       c->cmsg_len != CMSG_LEN(sizeof(int))) {
     errno = got < 0 ? err : EPROTO;

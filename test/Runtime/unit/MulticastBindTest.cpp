@@ -134,6 +134,26 @@ std::string bindAsRank(const UniqueId &id, int rank, int n,
   return "";
 }
 
+/// Ranks 0..n-1 bind on threads of this process, rank r with fakes[r];
+/// what each found wrong, and the error it got, come back per rank.
+void bindOnThreads(int n, const std::vector<int> &group,
+                   std::vector<FakeDriver> &fakes,
+                   std::vector<std::string> *wrong,
+                   std::vector<std::string> *errors) {
+  UniqueId id;
+  ASSERT_TRUE(createUniqueId(&id).isOk());
+  wrong->assign(size_t(n), "");
+  errors->assign(size_t(n), "");
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r)
+    threads.emplace_back([&, r] {
+      (*wrong)[size_t(r)] =
+          bindAsRank(id, r, n, group, fakes[size_t(r)], &(*errors)[size_t(r)]);
+    });
+  for (auto &t : threads)
+    t.join();
+}
+
 class MulticastBindTest : public ::testing::Test {
 protected:
   void SetUp() override { setenv("MSCCLC_BOOTSTRAP_ADDR", "127.0.0.1", 1); }
@@ -179,19 +199,10 @@ TEST_F(MulticastBindTest, ProcessesReceiveTheObject) {
 
 // One process for all ranks: members import the root's descriptor directly.
 TEST_F(MulticastBindTest, ThreadsShareTheObject) {
-  UniqueId id;
-  ASSERT_TRUE(createUniqueId(&id).isOk());
   const int n = 3;
   std::vector<FakeDriver> fakes(n);
-  std::vector<std::string> wrong(n), errors(n);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < n; ++r)
-    threads.emplace_back([&, r] {
-      wrong[size_t(r)] = bindAsRank(id, r, n, {0, 2}, fakes[size_t(r)],
-                                    &errors[size_t(r)]);
-    });
-  for (auto &t : threads)
-    t.join();
+  std::vector<std::string> wrong, errors;
+  bindOnThreads(n, {0, 2}, fakes, &wrong, &errors);
   for (int r = 0; r < n; ++r) {
     EXPECT_EQ(wrong[size_t(r)], "") << "rank " << r;
     EXPECT_EQ(errors[size_t(r)], "") << "rank " << r;
@@ -208,21 +219,12 @@ TEST_F(MulticastBindTest, ThreadsShareTheObject) {
 // One rank's buffer is unusable: every rank fails, naming it, and nothing
 // is created.
 TEST_F(MulticastBindTest, OneFailureFailsEveryRank) {
-  UniqueId id;
-  ASSERT_TRUE(createUniqueId(&id).isOk());
   const int n = 3;
   std::vector<FakeDriver> fakes(n);
-  std::vector<std::string> wrong(n), errors(n);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < n; ++r) {
-    fakes[size_t(r)].failAllocationOnRank = 1;
-    threads.emplace_back([&, r] {
-      wrong[size_t(r)] = bindAsRank(id, r, n, {0, 1, 2}, fakes[size_t(r)],
-                                    &errors[size_t(r)]);
-    });
-  }
-  for (auto &t : threads)
-    t.join();
+  for (FakeDriver &fake : fakes)
+    fake.failAllocationOnRank = 1;
+  std::vector<std::string> wrong, errors;
+  bindOnThreads(n, {0, 1, 2}, fakes, &wrong, &errors);
   for (int r = 0; r < n; ++r) {
     EXPECT_EQ(wrong[size_t(r)], "") << "rank " << r;
     EXPECT_NE(errors[size_t(r)].find("failed on rank 1"), std::string::npos)
