@@ -344,9 +344,9 @@ Status Executor::buildContext(const void *input, void *output, Context *ctx) {
   MSCCLC_TRY(driverApi(&api));
   size_t nMem = rankPlan_.memoryChannels.size();
   size_t nPort = rankPlan_.portChannels.size();
+  // Executors of switch programs are refused where multicast is off, and
+  // bindMulticast checks again before any multicast call.
   size_t nSw = rankPlan_.switchChannels.size();
-  if (nSw > 0)
-    MSCCLC_TRY(multicastAllowed());
 
   if (needPeerUser_) {
     // Mappings of buffers the peers freed block new mappings of the same
