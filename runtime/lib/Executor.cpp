@@ -344,7 +344,7 @@ Status Executor::buildContext(const void *input, void *output, Context *ctx) {
   MSCCLC_TRY(driverApi(&api));
   size_t nMem = rankPlan_.memoryChannels.size();
   size_t nPort = rankPlan_.portChannels.size();
-  // Executors of switch programs are refused where multicast is off, and
+  // Executor::init refuses switch programs where multicast is off, and
   // bindMulticast checks again before any multicast call.
   size_t nSw = rankPlan_.switchChannels.size();
 
