@@ -72,6 +72,15 @@ TEST(ApiTest, NullArgumentsAreRejected) {
                              mscclcFloat32, mscclcSum, nullptr),
             mscclcInvalidArgument);
   EXPECT_EQ(mscclcGroupEnd(), mscclcInvalidArgument);
+  EXPECT_EQ(mscclcCommAbort(nullptr), mscclcInvalidArgument);
+  EXPECT_NE(std::string(mscclcGetLastError()).find("comm must not be NULL"),
+            std::string::npos);
+  EXPECT_EQ(mscclcMemAlloc(nullptr, 1024), mscclcInvalidArgument);
+  void *ptr = &p;
+  EXPECT_EQ(mscclcMemAlloc(&ptr, 0), mscclcInvalidArgument);
+  EXPECT_EQ(ptr, nullptr);
+  EXPECT_NE(std::string(mscclcGetLastError()).find("0 bytes"),
+            std::string::npos);
 }
 
 TEST(ApiTest, CommInitWithoutDeviceSaysSo) {
