@@ -31,7 +31,7 @@ thread_local std::string lastError;
 
 mscclcResult_t fail(const Status &s) {
   lastError = s.message();
-  MSCCLC_LOG(Debug, "API error: %s", s.message().c_str());
+  MSCCLC_LOG(Debug, "API error: {}", s.message());
   switch (s.code()) {
   case Code::Ok: return mscclcSuccess;
   case Code::InvalidArgument: return mscclcInvalidArgument;
@@ -95,13 +95,14 @@ Status executorFor(mscclcProgram_t program, mscclcComm_t comm,
   const char *d = dtypeName(dtype);
   const char *r = redopName(op);
   if (!d)
-    return invalidArgument(format("unknown data type %d", int(dtype)));
+    return invalidArgument(fmt::format("unknown data type {}", int(dtype)));
   if (!r)
-    return invalidArgument(format("unknown reduction operator %d", int(op)));
+    return invalidArgument(
+        fmt::format("unknown reduction operator {}", int(op)));
   Communicator &c = *comm->comm;
-  std::string key = format("%llu/%s/%s",
-                           static_cast<unsigned long long>(program->program->id()),
-                           d, r);
+  std::string key = fmt::format(
+      "{}/{}/{}", static_cast<unsigned long long>(program->program->id()), d,
+      r);
   std::lock_guard<std::mutex> lock(c.executorMutex());
   auto it = c.executors().find(key);
   if (it != c.executors().end()) {
@@ -136,15 +137,15 @@ Status checkRunArgs(const RunArgs &a) {
   if (a.count > 0 && (!a.send || !a.recv))
     return invalidArgument("send and receive buffers must not be NULL");
   if (plan.inPlace && a.send != a.recv)
-    return invalidArgument(format(
-        "program %s was compiled in place: pass the same send and receive "
+    return invalidArgument(fmt::format(
+        "program {} was compiled in place: pass the same send and receive "
         "buffer",
-        plan.name.c_str()));
+        plan.name));
   if (!plan.inPlace && a.send == a.recv && a.count > 0)
-    return invalidArgument(format(
-        "program %s was compiled out of place: send and receive buffers must "
+    return invalidArgument(fmt::format(
+        "program {} was compiled out of place: send and receive buffers must "
         "differ (compile an in-place variant for in-place use)",
-        plan.name.c_str()));
+        plan.name));
   return Status::ok();
 }
 
@@ -291,11 +292,13 @@ static Status toCompilerOptions(const mscclcCompileOptions *o,
     const char *d = o->defines ? o->defines[i] : nullptr;
     const char *eq = d ? strchr(d, '=') : nullptr;
     if (!eq || eq == d)
-      return invalidArgument(format("define '%s' is not name=value", d ? d : "(null)"));
+      return invalidArgument(
+          fmt::format("define '{}' is not name=value", d ? d : "(null)"));
     char *end = nullptr;
     long long v = strtoll(eq + 1, &end, 0);
     if (*end || end == eq + 1)
-      return invalidArgument(format("define '%s' needs an integer value", d));
+      return invalidArgument(
+          fmt::format("define '{}' needs an integer value", d));
     out->defines.emplace_back(std::string(d, size_t(eq - d)), v);
   }
   return Status::ok();

@@ -95,7 +95,7 @@ private:
 };
 
 Status errnoStatus(const char *what) {
-  return systemError(format("%s: %s", what, strerror(errno)));
+  return systemError(fmt::format("{}: {}", what, strerror(errno)));
 }
 
 socklen_t toSockaddr(const WireAddr &w, sockaddr_storage *ss) {
@@ -134,8 +134,9 @@ std::string describe(const WireAddr &w) {
   char text[INET6_ADDRSTRLEN] = "?";
   inet_ntop(w.family == AF_INET6 ? AF_INET6 : AF_INET, w.addr, text,
             sizeof(text));
-  return format(w.family == AF_INET6 ? "[%s]:%u" : "%s:%u", text,
-                unsigned(ntohs(w.port)));
+  if (w.family == AF_INET6)
+    return fmt::format("[{}]:{}", text, unsigned(ntohs(w.port)));
+  return fmt::format("{}:{}", text, unsigned(ntohs(w.port)));
 }
 
 Clock::time_point deadlineFromNow() {
@@ -174,9 +175,9 @@ Status waitFd(int fd, short events, Clock::time_point deadline,
     if (r < 0)
       return errnoStatus("poll");
     return Status(Code::Timeout,
-                  format("bootstrap timed out %s (after %.0f s; raise "
-                         "MSCCLC_BOOTSTRAP_TIMEOUT?)",
-                         what, bootstrapTimeoutSeconds()));
+                  fmt::format("bootstrap timed out {} (after {:.0f} s; raise "
+                              "MSCCLC_BOOTSTRAP_TIMEOUT?)",
+                              what, bootstrapTimeoutSeconds()));
   }
 }
 
@@ -196,7 +197,7 @@ Status sendAll(int fd, const void *data, size_t size,
       MSCCLC_TRY(waitFd(fd, POLLOUT, deadline, what));
       continue;
     }
-    return errnoStatus(format("send %s", what).c_str());
+    return errnoStatus(fmt::format("send {}", what).c_str());
   }
   return Status::ok();
 }
@@ -212,14 +213,14 @@ Status recvAll(int fd, void *data, size_t size, Clock::time_point deadline,
       continue;
     }
     if (n == 0)
-      return systemError(format("connection closed by peer %s", what));
+      return systemError(fmt::format("connection closed by peer {}", what));
     if (errno == EINTR)
       continue;
     if (errno == EAGAIN || errno == EWOULDBLOCK) {
       MSCCLC_TRY(waitFd(fd, POLLIN, deadline, what));
       continue;
     }
-    return errnoStatus(format("recv %s", what).c_str());
+    return errnoStatus(fmt::format("recv {}", what).c_str());
   }
   return Status::ok();
 }
@@ -282,7 +283,7 @@ Status listenOn(const WireAddr &addr, Fd *out, WireAddr *bound) {
   int one = 1;
   setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   if (::bind(fd.get(), reinterpret_cast<sockaddr *>(&ss), len) < 0)
-    return errnoStatus(format("bind %s", describe(addr).c_str()).c_str());
+    return errnoStatus(fmt::format("bind {}", describe(addr)).c_str());
   if (::listen(fd.get(), 1024) < 0)
     return errnoStatus("listen");
   sockaddr_storage got;
@@ -311,12 +312,13 @@ Status connectTo(const WireAddr &addr, Clock::time_point deadline, Fd *out) {
     }
     if (errno != ECONNREFUSED && errno != ETIMEDOUT && errno != EINTR &&
         errno != ENETUNREACH && errno != EAGAIN)
-      return errnoStatus(format("connect %s", describe(addr).c_str()).c_str());
+      return errnoStatus(fmt::format("connect {}", describe(addr)).c_str());
     if (remainingMs(deadline) == 0)
-      return Status(Code::Timeout,
-                    format("bootstrap: nobody listens at %s after %.0f s "
-                           "(is the root up? MSCCLC_BOOTSTRAP_TIMEOUT)",
-                           describe(addr).c_str(), bootstrapTimeoutSeconds()));
+      return Status(
+          Code::Timeout,
+          fmt::format("bootstrap: nobody listens at {} after {:.0f} s "
+                      "(is the root up? MSCCLC_BOOTSTRAP_TIMEOUT)",
+                      describe(addr), bootstrapTimeoutSeconds()));
     std::this_thread::sleep_for(std::chrono::milliseconds(delayMs));
     delayMs = delayMs < 100 ? delayMs * 2 : 100;
   }
@@ -372,10 +374,10 @@ Status serveRoot(Fd listener, uint64_t nonce) {
     }
     if (int(hello.nranks) != nranks || int(hello.rank) >= nranks ||
         conns[hello.rank].get() >= 0)
-      return invalidArgument(
-          format("bootstrap root: rank %u of %u conflicts with %d ranks seen "
-                 "so far (duplicate rank or different rank counts)",
-                 hello.rank, hello.nranks, nranks));
+      return invalidArgument(fmt::format(
+          "bootstrap root: rank {} of {} conflicts with {} ranks seen "
+          "so far (duplicate rank or different rank counts)",
+          hello.rank, hello.nranks, nranks));
     addrs[hello.rank] = hello.listen;
     conns[hello.rank] = std::move(conn);
     ++arrived;
@@ -384,7 +386,7 @@ Status serveRoot(Fd listener, uint64_t nonce) {
     MSCCLC_TRY(sendAll(conns[size_t(r)].get(), addrs.data(),
                        addrs.size() * sizeof(WireAddr), deadline,
                        "addresses from the root"));
-  MSCCLC_LOG(Debug, "bootstrap root: %d ranks met", nranks);
+  MSCCLC_LOG(Debug, "bootstrap root: {} ranks met", nranks);
   return Status::ok();
 }
 
@@ -392,7 +394,7 @@ void startRootThread(Fd listener, uint64_t nonce) {
   std::thread([l = std::move(listener), nonce]() mutable {
     Status s = serveRoot(std::move(l), nonce);
     if (!s.isOk())
-      MSCCLC_LOG(Error, "bootstrap root: %s", s.message().c_str());
+      MSCCLC_LOG(Error, "bootstrap root: {}", s.message());
   }).detach();
 }
 
@@ -418,8 +420,8 @@ Status defaultRootAddr(WireAddr *out) {
       *out = w;
       return Status::ok();
     }
-    return invalidArgument(format(
-        "MSCCLC_BOOTSTRAP_ADDR='%s' is not a numeric IPv4/IPv6 address", env));
+    return invalidArgument(fmt::format(
+        "MSCCLC_BOOTSTRAP_ADDR='{}' is not a numeric IPv4/IPv6 address", env));
   }
   in_addr loop;
   inet_pton(AF_INET, "127.0.0.1", &loop);
@@ -462,7 +464,7 @@ Status uniqueIdFromAddress(const std::string &hostPort, UniqueId *id) {
   size_t colon = hostPort.rfind(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 >= hostPort.size())
     return invalidArgument(
-        format("expected host:port, got '%s'", hostPort.c_str()));
+        fmt::format("expected host:port, got '{}'", hostPort));
   std::string host = hostPort.substr(0, colon);
   std::string port = hostPort.substr(colon + 1);
   if (host.size() > 2 && host.front() == '[' && host.back() == ']')
@@ -470,14 +472,14 @@ Status uniqueIdFromAddress(const std::string &hostPort, UniqueId *id) {
   char *end = nullptr;
   long portNum = strtol(port.c_str(), &end, 10);
   if (*end || portNum <= 0 || portNum > 65535)
-    return invalidArgument(format("bad port in '%s'", hostPort.c_str()));
+    return invalidArgument(fmt::format("bad port in '{}'", hostPort));
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
   addrinfo *res = nullptr;
   int rc = getaddrinfo(host.c_str(), nullptr, &hints, &res);
   if (rc != 0 || !res)
-    return invalidArgument(format("cannot resolve '%s': %s", host.c_str(),
-                                  gai_strerror(rc)));
+    return invalidArgument(
+        fmt::format("cannot resolve '{}': {}", host, gai_strerror(rc)));
   WireAddr w = fromSockaddr(res->ai_addr);
   freeaddrinfo(res);
   w.port = htons(uint16_t(portNum));
@@ -511,7 +513,7 @@ Status createUniqueId(UniqueId *id) {
   l.nonce = randomNonce();
   l.root = bound;
   memcpy(id->bytes, &l, sizeof(l));
-  MSCCLC_LOG(Info, "bootstrap root listening at %s", describe(bound).c_str());
+  MSCCLC_LOG(Info, "bootstrap root listening at {}", describe(bound));
   startRootThread(std::move(listener), l.nonce);
   return Status::ok();
 }
@@ -523,7 +525,7 @@ Status Bootstrap::create(const UniqueId &id, int rank, int nranks,
     return invalidArgument("not an mscclc unique id (bad magic or version)");
   if (nranks < 1 || rank < 0 || rank >= nranks)
     return invalidArgument(
-        format("rank %d out of range for %d ranks", rank, nranks));
+        fmt::format("rank {} out of range for {} ranks", rank, nranks));
   Clock::time_point deadline = deadlineFromNow();
 
   if ((l.flags & kFlagRank0HostsRoot) && rank == 0) {
@@ -579,11 +581,11 @@ Status Bootstrap::create(const UniqueId &id, int rank, int nranks,
         b->prev_ = prev.release();
         break;
       }
-      MSCCLC_LOG(Warn, "bootstrap rank %d: dropped a stray connection", rank);
+      MSCCLC_LOG(Warn, "bootstrap rank {}: dropped a stray connection", rank);
     }
     b->next_ = next.release();
   }
-  MSCCLC_LOG(Debug, "bootstrap rank %d/%d connected", rank, nranks);
+  MSCCLC_LOG(Debug, "bootstrap rank {}/{} connected", rank, nranks);
   *out = std::move(b);
   return Status::ok();
 }

@@ -49,8 +49,9 @@ struct WirePointer {
 Status Communicator::create(const UniqueId &id, int rank, int nranks,
                             int device, std::unique_ptr<Communicator> *out) {
   std::unique_ptr<Communicator> comm(new Communicator());
-  MSCCLC_TRY(comm->init(id, rank, nranks, device)
-                 .context(format("initialising rank %d of %d", rank, nranks)));
+  MSCCLC_TRY(
+      comm->init(id, rank, nranks, device)
+          .context(fmt::format("initialising rank {} of {}", rank, nranks)));
   {
     std::lock_guard<std::mutex> lock(liveMutex);
     liveComms.insert(comm.get());
@@ -67,8 +68,9 @@ Status Communicator::createAll(const std::vector<int> &devices,
   for (int i = 0; i < n; ++i)
     for (int j = i + 1; j < n; ++j)
       if (devices[size_t(i)] == devices[size_t(j)])
-        return invalidArgument(format(
-            "device %d is listed twice: one rank per device", devices[size_t(i)]));
+        return invalidArgument(
+            fmt::format("device {} is listed twice: one rank per device",
+                        devices[size_t(i)]));
   // The rendezvous stays inside this process: a loopback root.
   UniqueId id;
   MSCCLC_TRY(createUniqueId(&id));
@@ -95,7 +97,7 @@ Status Communicator::init(const UniqueId &id, int rank, int nranks,
     return Status(Code::CudaError, "no CUDA device is available");
   if (device < 0 || device >= count)
     return invalidArgument(
-        format("device %d does not exist (%d devices)", device, count));
+        fmt::format("device {} does not exist ({} devices)", device, count));
   rank_ = rank;
   nranks_ = nranks;
   device_ = device;
@@ -125,12 +127,13 @@ Status Communicator::init(const UniqueId &id, int rank, int nranks,
     if (r == rank || !sameHost(r))
       continue;
     if (strcmp(peers_[size_t(r)].busId, mine.busId) == 0)
-      return invalidArgument(format(
-          "ranks %d and %d both use GPU %s: one rank per GPU", rank, r, mine.busId));
+      return invalidArgument(
+          fmt::format("ranks {} and {} both use GPU {}: one rank per GPU", rank,
+                      r, mine.busId));
     if (sameProcess(r))
       MSCCLC_TRY(enablePeerAccess(peers_[size_t(r)].device));
   }
-  MSCCLC_LOG(Info, "rank %d/%d on device %d (%s, sm_%d) ready", rank, nranks,
+  MSCCLC_LOG(Info, "rank {}/{} on device {} ({}, sm_{}) ready", rank, nranks,
              device, mine.busId, mine.arch);
   return Status::ok();
 }
@@ -164,7 +167,8 @@ std::vector<Communicator *> Communicator::live() {
 }
 
 void Communicator::dropExecutors(uint64_t programId) {
-  std::string prefix = format("%llu/", static_cast<unsigned long long>(programId));
+  std::string prefix =
+      fmt::format("{}/", static_cast<unsigned long long>(programId));
   std::lock_guard<std::mutex> lock(executorMutex_);
   for (auto it = executors_.begin(); it != executors_.end();) {
     if (it->first.compare(0, prefix.size(), prefix) == 0)
@@ -188,8 +192,8 @@ Status Communicator::enablePeerAccess(int peerDevice) {
   int can = 0;
   MSCCLC_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, device_, peerDevice));
   if (!can)
-    return unsupported(format("device %d cannot access device %d as a peer",
-                              device_, peerDevice));
+    return unsupported(fmt::format(
+        "device {} cannot access device {} as a peer", device_, peerDevice));
   DeviceGuard guard(device_);
   cudaError_t err = cudaDeviceEnablePeerAccess(peerDevice, 0);
   if (err == cudaErrorPeerAccessAlreadyEnabled) {
@@ -246,14 +250,14 @@ Status Communicator::exchange(const std::vector<void *> &local,
         continue;
       }
       if (w.noIpc)
-        return unsupported(format(
-            "rank %d's buffer %p cannot be shared through CUDA IPC (memory "
+        return unsupported(fmt::format(
+            "rank {}'s buffer {} cannot be shared through CUDA IPC (memory "
             "from cuMemCreate or mscclcMemAlloc): across processes, channels "
             "reach peers' user buffers only in cudaMalloc memory",
             r, reinterpret_cast<void *>(w.raw)));
       if (!sameHost(r))
-        return unsupported(format(
-            "rank %d is on another host: channels across nodes need a network "
+        return unsupported(fmt::format(
+            "rank {} is on another host: channels across nodes need a network "
             "transport, which this runtime build does not have",
             r));
       std::string key = std::to_string(r) + "/" +
@@ -287,15 +291,16 @@ Status Communicator::exchange(const std::vector<void *> &local,
           }
           if (err == cudaErrorAlreadyMapped) {
             (void)cudaGetLastError();
-            return Status(Code::CudaError,
-                          format("cudaIpcOpenMemHandle: rank %d's buffer at "
-                                 "%#llx is part of a CUDA allocation this "
-                                 "process has mapped already for another "
-                                 "buffer (the driver packs allocations "
-                                 "under 2 MiB): allocate buffers that peers "
-                                 "access with at least 2 MiB each, or carve "
-                                 "them from one allocation",
-                                 r, static_cast<unsigned long long>(w.raw)));
+            return Status(
+                Code::CudaError,
+                fmt::format("cudaIpcOpenMemHandle: rank {}'s buffer at "
+                            "{:#x} is part of a CUDA allocation this "
+                            "process has mapped already for another "
+                            "buffer (the driver packs allocations "
+                            "under 2 MiB): allocate buffers that peers "
+                            "access with at least 2 MiB each, or carve "
+                            "them from one allocation",
+                            r, static_cast<unsigned long long>(w.raw)));
           }
         }
         MSCCLC_CUDA_CHECK(err);

@@ -17,9 +17,9 @@ Status toStatus(cudaError_t err, const char *call, const char *file,
   // Clear the sticky-free error so later calls do not report it again.
   (void)cudaGetLastError();
   return Status(Code::CudaError,
-                format("%s failed: %s (%s, %s:%d)", call,
-                       cudaGetErrorString(err), cudaGetErrorName(err),
-                       baseName(file), line));
+                fmt::format("{} failed: {} ({}, {}:{})", call,
+                            cudaGetErrorString(err), cudaGetErrorName(err),
+                            baseName(file), line));
 }
 
 Status toStatus(CUresult err, const char *call, const char *file, int line) {
@@ -28,16 +28,16 @@ Status toStatus(CUresult err, const char *call, const char *file, int line) {
   if (driverApi(&api).isOk() && api->getErrorString)
     api->getErrorString(err, &text);
   return Status(Code::CudaError,
-                format("%s failed: %s (CUresult %d, %s:%d)", call,
-                       text ? text : "unknown driver error", int(err),
-                       baseName(file), line));
+                fmt::format("{} failed: {} (CUresult {}, {}:{})", call,
+                            text ? text : "unknown driver error", int(err),
+                            baseName(file), line));
 }
 
 Status toStatus(nvrtcResult err, const char *call, const char *file,
                 int line) {
   return Status(Code::CompileError,
-                format("%s failed: %s (%s:%d)", call, nvrtcGetErrorString(err),
-                       baseName(file), line));
+                fmt::format("{} failed: {} ({}:{})", call,
+                            nvrtcGetErrorString(err), baseName(file), line));
 }
 
 Status driverApi(const DriverApi **out) {
@@ -55,8 +55,8 @@ Status driverApi(const DriverApi **out) {
       if (err != cudaSuccess || query != cudaDriverEntryPointSuccess || !ptr) {
         (void)cudaGetLastError();
         return Status(Code::CudaError,
-                      format("CUDA driver entry point %s unavailable: %s", name,
-                             cudaGetErrorString(err)));
+                      fmt::format("CUDA driver entry point {} unavailable: {}",
+                                  name, cudaGetErrorString(err)));
       }
       fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(ptr);
       return Status::ok();

@@ -83,21 +83,21 @@ Executor::Executor(Communicator &comm, Program &program, std::string dtype,
 
 Status Executor::init() {
   if (plan_.ranks != comm_.nranks())
-    return invalidArgument(format("program %s was compiled for %d ranks, the "
-                                  "communicator has %d",
-                                  plan_.name.c_str(), plan_.ranks,
-                                  comm_.nranks()));
+    return invalidArgument(
+        fmt::format("program {} was compiled for {} ranks, the "
+                    "communicator has {}",
+                    plan_.name, plan_.ranks, comm_.nranks()));
   if (!elemSize_)
-    return invalidArgument(format("unknown data type '%s'", dtype_.c_str()));
+    return invalidArgument(fmt::format("unknown data type '{}'", dtype_));
   if (!plan_.dtypes.empty() && !plan_.supportsDtype(dtype_))
-    return invalidArgument(format("program %s does not support data type %s",
-                                  plan_.name.c_str(), dtype_.c_str()));
+    return invalidArgument(fmt::format(
+        "program {} does not support data type {}", plan_.name, dtype_));
   if (!plan_.redops.empty() && !plan_.supportsRedop(redop_))
-    return invalidArgument(format("program %s does not support operator %s",
-                                  plan_.name.c_str(), redop_.c_str()));
+    return invalidArgument(fmt::format(
+        "program {} does not support operator {}", plan_.name, redop_));
   if (plan_.usesSwitchChannels)
     MSCCLC_TRY(multicastAllowed().context(
-        format("program %s uses SwitchChannels", plan_.name.c_str())));
+        fmt::format("program {} uses SwitchChannels", plan_.name)));
 
   DeviceGuard guard(comm_.device());
   std::string cubin;
@@ -108,8 +108,8 @@ Status Executor::init() {
   MSCCLC_TRY(module_.function(rankPlan_.kernel, &kernel_));
   if (avg) {
     if (plan_.scaleKernel.empty())
-      return invalidArgument(format("program %s has no scale kernel for avg",
-                                    plan_.name.c_str()));
+      return invalidArgument(
+          fmt::format("program {} has no scale kernel for avg", plan_.name));
     MSCCLC_TRY(module_.function(plan_.scaleKernel, &scaleKernel_));
   }
 
@@ -161,10 +161,11 @@ Status Executor::init() {
   }
   MSCCLC_TRY(comm_.exchange({semaphores_}, &peerSemaphores_)
                  .context("exchanging semaphores"));
-  MSCCLC_LOG(Info, "rank %d: program %s (%s, %s) ready: %d blocks x %d "
-             "threads, %zu memory and %zu port channels",
-             comm_.rank(), plan_.name.c_str(), dtype_.c_str(), redop_.c_str(),
-             rankPlan_.blocks, plan_.threadsPerBlock, nMem, nPort);
+  MSCCLC_LOG(Info,
+             "rank {}: program {} ({}, {}) ready: {} blocks x {} "
+             "threads, {} memory and {} port channels",
+             comm_.rank(), plan_.name, dtype_, redop_, rankPlan_.blocks,
+             plan_.threadsPerBlock, nMem, nPort);
   return Status::ok();
 }
 
@@ -230,9 +231,10 @@ bool Executor::needsCollectiveSetup(const void *input, void *output,
       last_->inputId == allocationId(input) &&
       last_->outputId == allocationId(output))
     return false;
-  std::string key = format("%p/%p/%llu/%llu", input, static_cast<void *>(output),
-                           static_cast<unsigned long long>(allocationId(input)),
-                           static_cast<unsigned long long>(allocationId(output)));
+  std::string key =
+      fmt::format("{}/{}/{}/{}", input, static_cast<void *>(output),
+                  static_cast<unsigned long long>(allocationId(input)),
+                  static_cast<unsigned long long>(allocationId(output)));
   return contexts_.find(key) == contexts_.end();
 }
 
@@ -272,11 +274,11 @@ Status Executor::ensureScratch(uint64_t count, cudaStream_t stream) {
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   MSCCLC_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
   if (capture != cudaStreamCaptureStatusNone)
-    return invalidArgument(format(
-        "program %s needs %llu scratch bytes for count %llu, more than "
+    return invalidArgument(fmt::format(
+        "program {} needs {} scratch bytes for count {}, more than "
         "allocated, while the stream is being captured: run it once with the "
         "largest count before capturing",
-        plan_.name.c_str(), static_cast<unsigned long long>(need),
+        plan_.name, static_cast<unsigned long long>(need),
         static_cast<unsigned long long>(count)));
   if (scratch_) {
     MSCCLC_TRY(quiesce());
@@ -294,8 +296,8 @@ Status Executor::ensureScratch(uint64_t count, cudaStream_t stream) {
   scratchBytes_ = bytes;
   MSCCLC_TRY(comm_.exchange({scratch_}, &peerScratch_)
                  .context("exchanging scratch buffers"));
-  MSCCLC_LOG(Debug, "rank %d: scratch of %s is %llu bytes", comm_.rank(),
-             plan_.name.c_str(), static_cast<unsigned long long>(bytes));
+  MSCCLC_LOG(Debug, "rank {}: scratch of {} is {} bytes", comm_.rank(),
+             plan_.name, static_cast<unsigned long long>(bytes));
   return Status::ok();
 }
 
@@ -320,9 +322,9 @@ Status Executor::contextFor(const void *input, void *output, Context **out) {
     return Status::ok();
   }
   std::string key =
-      keyed ? format("%p/%p/%llu/%llu", input, static_cast<void *>(output),
-                     static_cast<unsigned long long>(inId),
-                     static_cast<unsigned long long>(outId))
+      keyed ? fmt::format("{}/{}/{}/{}", input, static_cast<void *>(output),
+                          static_cast<unsigned long long>(inId),
+                          static_cast<unsigned long long>(outId))
             : std::string();
   auto it = contexts_.find(key);
   if (it == contexts_.end()) {
@@ -354,7 +356,7 @@ Status Executor::buildContext(const void *input, void *output, Context *ctx) {
     auto evict = [this] {
       Status s = drainLocal();
       if (!s.isOk())
-        MSCCLC_LOG(Warn, "evicting buffer contexts: %s", s.message().c_str());
+        MSCCLC_LOG(Warn, "evicting buffer contexts: {}", s.message());
       freeContexts();
     };
     if (contexts_.size() >= maxContexts())
@@ -388,18 +390,19 @@ Status Executor::buildContext(const void *input, void *output, Context *ctx) {
     m.semaphore = reinterpret_cast<mscclc_u64 *>(semaphores_ + i);
     if ((c.peerInput && !m.peerInput) || (c.peerOutput && !m.peerOutput) ||
         (c.peerScratch && !m.peerScratch))
-      return internalError(format("memory channel %s of rank %d misses a peer "
-                                  "buffer it uses",
-                                  c.name.c_str(), comm_.rank()));
+      return internalError(
+          fmt::format("memory channel {} of rank {} misses a peer "
+                      "buffer it uses",
+                      c.name, comm_.rank()));
   }
 
   std::vector<MscclcPortChannel> port(nPort);
   if (nPort > 0) {
     if (size_t(nextContext_ + 1) * nPort > size_t(kMaxProxyIds))
-      return unsupported(format(
-          "program %s met more distinct buffer pairs than the proxy can tell "
-          "apart (%d); reuse buffers",
-          plan_.name.c_str(), nextContext_));
+      return unsupported(fmt::format(
+          "program {} met more distinct buffer pairs than the proxy can tell "
+          "apart ({}); reuse buffers",
+          plan_.name, nextContext_));
     ctx->index = nextContext_++;
     auto extentOf = [&](const void *p) -> uint64_t {
       CUdeviceptr base = 0;
@@ -482,10 +485,10 @@ Status Executor::bindSwitchChannels(const void *input, void *output,
       if (!seen.insert(c.name).second)
         continue;
       if (c.scratch)
-        return unsupported(format(
-            "program %s reaches scratch through SwitchChannel %s; this "
+        return unsupported(fmt::format(
+            "program {} reaches scratch through SwitchChannel {}; this "
             "runtime binds only the user buffers to multicast objects",
-            plan_.name.c_str(), c.name.c_str()));
+            plan_.name, c.name));
       const PlanSwitchChannel *mine = nullptr;
       for (const PlanSwitchChannel &m : rankPlan_.switchChannels)
         if (m.name == c.name)
@@ -495,17 +498,17 @@ Status Executor::bindSwitchChannels(const void *input, void *output,
           continue;
         const void *local = !mine ? nullptr : which == 0 ? input : output;
         std::unique_ptr<MulticastRegion> region;
-        MSCCLC_TRY(bindMulticast(comm_, c.ranks, local, &region)
-                       .context(format("binding the %s of SwitchChannel %s",
-                                       which == 0 ? "input" : "output",
-                                       c.name.c_str())));
+        MSCCLC_TRY(
+            bindMulticast(comm_, c.ranks, local, &region)
+                .context(fmt::format("binding the {} of SwitchChannel {}",
+                                     which == 0 ? "input" : "output", c.name)));
         if (!mine)
           continue;
         if (size_t(mine->index) >= table->size())
-          return invalidArgument(format("plan: switch channel %s of rank %d "
-                                        "has index %d of %zu",
-                                        c.name.c_str(), comm_.rank(),
-                                        mine->index, table->size()));
+          return invalidArgument(
+              fmt::format("plan: switch channel {} of rank {} "
+                          "has index {} of {}",
+                          c.name, comm_.rank(), mine->index, table->size()));
         MscclcSwitchChannel &entry = (*table)[size_t(mine->index)];
         (which == 0 ? entry.mcInput : entry.mcOutput) = region->mcPtr();
         ctx->multicast.push_back(std::move(region));
@@ -518,9 +521,9 @@ Status Executor::bindSwitchChannels(const void *input, void *output,
 Status Executor::launch(const void *input, void *output, uint64_t count,
                         cudaStream_t stream) {
   if (comm_.aborted())
-    return invalidArgument(format("rank %d's communicator was aborted: "
-                                  "destroy it",
-                                  comm_.rank()));
+    return invalidArgument(fmt::format("rank {}'s communicator was aborted: "
+                                       "destroy it",
+                                       comm_.rank()));
   const DriverApi *api = nullptr;
   MSCCLC_TRY(driverApi(&api));
   Context *ctx = nullptr;
@@ -582,21 +585,20 @@ std::string Executor::describeError(const MscclcErrorRecord &r) const {
     const char *kind = r.channelKind == MSCCLC_CHAN_MEMORY ? "memory" : "port";
     if (r.channel < list.size()) {
       const PlanChannel &c = list[r.channel];
-      where = format(" on %s channel %u '%s' (to rank %d)", kind, r.channel,
-                     c.name.c_str(), c.peer);
+      where = fmt::format(" on {} channel {} '{}' (to rank {})", kind,
+                          r.channel, c.name, c.peer);
     } else {
-      where = format(" on %s channel %u", kind, r.channel);
+      where = fmt::format(" on {} channel {}", kind, r.channel);
     }
   } else if (r.channelKind == MSCCLC_CHAN_SWITCH) {
-    where = format(" on switch channel %u", r.channel);
+    where = fmt::format(" on switch channel {}", r.channel);
   }
-  std::string line = r.line ? format(" (.mscl line %u)", r.line) : "";
-  return format("program %s rank %u block %u %s in %s%s%s: expected %llu, "
-                "observed %llu",
-                plan_.name.c_str(), r.rank, r.block, errName(r.code),
-                opName(r.op), where.c_str(), line.c_str(),
-                static_cast<unsigned long long>(r.expected),
-                static_cast<unsigned long long>(r.observed));
+  std::string line = r.line ? fmt::format(" (.mscl line {})", r.line) : "";
+  return fmt::format("program {} rank {} block {} {} in {}{}{}: expected {}, "
+                     "observed {}",
+                     plan_.name, r.rank, r.block, errName(r.code), opName(r.op),
+                     where, line, static_cast<unsigned long long>(r.expected),
+                     static_cast<unsigned long long>(r.observed));
 }
 
 Status Executor::check(cudaStream_t stream, DeviceError *out) {

@@ -22,8 +22,8 @@ Status abstractAddress(const std::string &name, sockaddr_un *addr,
   memset(addr, 0, sizeof(*addr));
   addr->sun_family = AF_UNIX;
   if (name.empty() || name.size() + 1 > sizeof(addr->sun_path))
-    return invalidArgument(format("socket name '%s' is empty or too long",
-                                  name.c_str()));
+    return invalidArgument(
+        fmt::format("socket name '{}' is empty or too long", name));
   memcpy(addr->sun_path + 1, name.data(), name.size());
   *len = socklen_t(offsetof(sockaddr_un, sun_path) + 1 + name.size());
   return Status::ok();
@@ -48,8 +48,8 @@ struct FdMessage {
 };
 
 Status errnoStatus(const char *what, const std::string &name) {
-  return systemError(format("%s on socket '%s': %s", what, name.c_str(),
-                            strerror(errno)));
+  return systemError(
+      fmt::format("{} on socket '{}': {}", what, name, strerror(errno)));
 }
 
 } // namespace
@@ -91,9 +91,10 @@ Status FdServer::serve(int fd, int clients, int timeoutMs) {
       continue;
     }
     if (ready <= 0)
-      return systemError(format("socket '%s': %d of %d processes connected "
-                                "within %d ms",
-                                name_.c_str(), served, clients, timeoutMs));
+      return systemError(
+          fmt::format("socket '{}': {} of {} processes connected "
+                      "within {} ms",
+                      name_, served, clients, timeoutMs));
     int conn = ::accept4(socket_, nullptr, nullptr, SOCK_CLOEXEC);
     if (conn < 0)
       return errnoStatus("accept", name_);
@@ -143,8 +144,8 @@ Status receiveFd(const std::string &name, int timeoutMs, int *fd) {
   pollfd p = {sock, POLLIN, 0};
   if (::poll(&p, 1, left > 0 ? left : 1) <= 0) {
     ::close(sock);
-    return systemError(format("socket '%s': no descriptor within %d ms",
-                              name.c_str(), timeoutMs));
+    return systemError(fmt::format("socket '{}': no descriptor within {} ms",
+                                   name, timeoutMs));
   }
   FdMessage m;
   ssize_t got = ::recvmsg(sock, &m.msg, MSG_CMSG_CLOEXEC);

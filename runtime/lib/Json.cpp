@@ -38,7 +38,7 @@ private:
         ++col;
       }
     }
-    return invalidArgument(format("JSON %d:%d: %s", line, col, what.c_str()));
+    return invalidArgument(fmt::format("JSON {}:{}: {}", line, col, what));
   }
 
   void skipSpace() {
@@ -87,7 +87,7 @@ private:
     }
     if (c == '-' || (c >= '0' && c <= '9'))
       return number(out);
-    return error(format("unexpected character '%c'", c));
+    return error(fmt::format("unexpected character '{}'", c));
   }
 
   Status number(Json *out) {
@@ -121,7 +121,7 @@ private:
     errno = 0;
     double d = strtod(token.c_str(), &end);
     if (*end != '\0' || token.empty() || errno == ERANGE)
-      return error(format("bad number '%s'", token.c_str()));
+      return error(fmt::format("bad number '{}'", token));
     out->kind_ = Json::Kind::Double;
     out->double_ = d;
     return Status::ok();
@@ -170,7 +170,7 @@ private:
         break;
       }
       default:
-        return error(format("bad escape '\\%c'", e));
+        return error(fmt::format("bad escape '\\{}'", e));
       }
     }
     return error("unterminated string");

@@ -48,8 +48,8 @@ Status makeDirs(const std::string &path) {
       continue;
     partial += part + "/";
     if (mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST)
-      return systemError(format("cannot create cache directory %s: %s",
-                                partial.c_str(), strerror(errno)));
+      return systemError(fmt::format("cannot create cache directory {}: {}",
+                                     partial, strerror(errno)));
   }
   return Status::ok();
 }
@@ -75,14 +75,14 @@ std::string nvrtcVersionString() {
   int major = 0, minor = 0;
   if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS)
     return "unknown";
-  return format("%d.%d", major, minor);
+  return fmt::format("{}.{}", major, minor);
 }
 
 } // namespace
 
 std::vector<std::string> nvrtcOptions(const CompileRequest &request) {
   std::vector<std::string> opts;
-  opts.push_back(format("--gpu-architecture=sm_%d", request.arch));
+  opts.push_back(fmt::format("--gpu-architecture=sm_{}", request.arch));
   opts.push_back("--std=c++17");
   opts.push_back("-I" + cudaIncludeDir());
   opts.push_back("-DMSCCLC_NVRTC=1");
@@ -161,23 +161,23 @@ Status KernelCache::store(const std::string &key,
   MSCCLC_TRY(makeDirs(dir_));
   std::random_device rd;
   std::string tmp =
-      format("%s/.%s.%d.%u.tmp", dir_.c_str(), key.c_str(), int(getpid()), rd());
+      fmt::format("{}/.{}.{}.{}.tmp", dir_, key, int(getpid()), rd());
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out)
-      return systemError(format("cannot write cache file %s: %s", tmp.c_str(),
-                                strerror(errno)));
+      return systemError(
+          fmt::format("cannot write cache file {}: {}", tmp, strerror(errno)));
     out << kCacheMagic << "\n" << key << "\n" << binary.size() << "\n";
     out.write(binary.data(), std::streamsize(binary.size()));
     if (!out) {
       unlink(tmp.c_str());
-      return systemError(format("short write to %s", tmp.c_str()));
+      return systemError(fmt::format("short write to {}", tmp));
     }
   }
   if (rename(tmp.c_str(), pathFor(key).c_str()) != 0) {
     unlink(tmp.c_str());
-    return systemError(format("cannot rename %s: %s", tmp.c_str(),
-                              strerror(errno)));
+    return systemError(
+        fmt::format("cannot rename {}: {}", tmp, strerror(errno)));
   }
   return Status::ok();
 }
@@ -216,12 +216,11 @@ Status compileToCubin(const CompileRequest &request, std::string *cubin) {
   }
   if (rc != NVRTC_SUCCESS)
     return Status(Code::CompileError,
-                  format("NVRTC failed to compile %s for sm_%d: %s\n%s",
-                         request.name.c_str(), request.arch,
-                         nvrtcGetErrorString(rc), log.c_str()));
+                  fmt::format("NVRTC failed to compile {} for sm_{}: {}\n{}",
+                              request.name, request.arch,
+                              nvrtcGetErrorString(rc), log));
   if (!log.empty())
-    MSCCLC_LOG(Debug, "NVRTC log for %s:\n%s", request.name.c_str(),
-               log.c_str());
+    MSCCLC_LOG(Debug, "NVRTC log for {}:\n{}", request.name, log);
   size_t size = 0;
   MSCCLC_CUDA_CHECK(nvrtcGetCUBINSize(prog, &size));
   cubin->resize(size);
@@ -237,18 +236,17 @@ Status compileCached(const CompileRequest &request, const KernelCache &cache,
   bool hit = false;
   Status s = cache.lookup(local.key, cubin, &hit);
   if (!s.isOk())
-    MSCCLC_LOG(Warn, "kernel cache: %s", s.message().c_str());
+    MSCCLC_LOG(Warn, "kernel cache: {}", s.message());
   if (!hit) {
     MSCCLC_TRY(compileToCubin(request, cubin));
     Status st = cache.store(local.key, *cubin);
     if (!st.isOk()) // A read-only cache directory costs time, not results.
-      MSCCLC_LOG(Warn, "kernel cache: %s", st.message().c_str());
+      MSCCLC_LOG(Warn, "kernel cache: {}", st.message());
   }
   local.cacheHit = hit;
   local.milliseconds = msSince(start);
-  MSCCLC_LOG(Info, "kernel %s: %s in %.1f ms (key %.12s)", request.name.c_str(),
-             hit ? "cache hit" : "compiled", local.milliseconds,
-             local.key.c_str());
+  MSCCLC_LOG(Info, "kernel {}: {} in {:.1f} ms (key {:.12})", request.name,
+             hit ? "cache hit" : "compiled", local.milliseconds, local.key);
   if (stats)
     *stats = local;
   return Status::ok();
@@ -293,7 +291,7 @@ Status Module::function(const std::string &name, CUfunction *out) const {
   CUresult rc = api->moduleGetFunction(out, module_, name.c_str());
   if (rc == CUDA_ERROR_NOT_FOUND)
     return invalidArgument(
-        format("kernel '%s' is not in the compiled module", name.c_str()));
+        fmt::format("kernel '{}' is not in the compiled module", name));
   MSCCLC_CUDA_CHECK(rc);
   return Status::ok();
 }

@@ -38,9 +38,9 @@ Status multicastAllowed() {
         "port channels instead");
   const char *off = getenv("MSCCLC_DISABLE_MULTICAST");
   if (off && *off && strcmp(off, "0") != 0)
-    return unsupported(format(
+    return unsupported(fmt::format(
         "SwitchChannel setup refused: NVLink multicast is disabled on this "
-        "machine (MSCCLC_DISABLE_MULTICAST=%s); compile the algorithm with "
+        "machine (MSCCLC_DISABLE_MULTICAST={}); compile the algorithm with "
         "memory or port channels instead",
         off));
   return Status::ok();
@@ -93,12 +93,12 @@ Status agree(Bootstrap &bootstrap, const BindRecord &mine, const char *step,
   all->assign(size_t(bootstrap.nranks()), BindRecord());
   (*all)[size_t(bootstrap.rank())] = mine;
   MSCCLC_TRY(bootstrap.allGather(all->data(), sizeof(BindRecord))
-                 .context(format("multicast setup (%s)", step)));
+                 .context(fmt::format("multicast setup ({})", step)));
   for (int r = 0; r < bootstrap.nranks(); ++r)
     if (!(*all)[size_t(r)].ok)
       return Status(Code::CudaError,
-                    format("multicast setup (%s) failed on rank %d: %s", step,
-                           r, (*all)[size_t(r)].error));
+                    fmt::format("multicast setup ({}) failed on rank {}: {}",
+                                step, r, (*all)[size_t(r)].error));
   return Status::ok();
 }
 
@@ -173,7 +173,8 @@ Status freeCuMem(void *ptr) {
   MSCCLC_CUDA_CHECK(api->memGetAddressRange(
       &base, &size, reinterpret_cast<CUdeviceptr>(ptr)));
   if (base != reinterpret_cast<CUdeviceptr>(ptr))
-    return invalidArgument(format("%p was not returned by mscclcMemAlloc", ptr));
+    return invalidArgument(
+        fmt::format("{} was not returned by mscclcMemAlloc", ptr));
   // Kernels still using the memory must be done with it.
   MSCCLC_CUDA_CHECK(cudaDeviceSynchronize());
   MSCCLC_CUDA_CHECK(api->memUnmap(base, size));
@@ -193,8 +194,8 @@ const MulticastDriver &cudaMulticastDriver(const DriverApi *api) {
       if (!local || api->memRetainAllocationHandle(
                         &h, const_cast<void *>(local)) != CUDA_SUCCESS) {
         (void)cudaGetLastError();
-        return invalidArgument(format(
-            "the buffer %p is not a cuMem allocation: allocate the buffers "
+        return invalidArgument(fmt::format(
+            "the buffer {} is not a cuMem allocation: allocate the buffers "
             "of SwitchChannel programs with mscclcMemAlloc",
             local));
       }
@@ -336,9 +337,9 @@ Status bindMulticast(Bootstrap &bootstrap, int device,
       mine.need = roundUp(base + size - start, granule);
       mine.room = base + size - start;
       if (mine.room < mine.need)
-        return invalidArgument(format(
-            "the allocation holding %p does not end on a multicast granule "
-            "(%llu bytes): allocate it with mscclcMemAlloc",
+        return invalidArgument(fmt::format(
+            "the allocation holding {} does not end on a multicast granule "
+            "({} bytes): allocate it with mscclcMemAlloc",
             local, static_cast<unsigned long long>(granule)));
       return Status::ok();
     }();
@@ -356,9 +357,9 @@ Status bindMulticast(Bootstrap &bootstrap, int device,
     room = std::min(room, all[size_t(r)].room);
   }
   if (room < size)
-    return invalidArgument(format(
-        "SwitchChannel buffers differ in size across the group (%llu bytes "
-        "needed, %llu available on some rank): allocate them alike",
+    return invalidArgument(fmt::format(
+        "SwitchChannel buffers differ in size across the group ({} bytes "
+        "needed, {} available on some rank): allocate them alike",
         static_cast<unsigned long long>(size),
         static_cast<unsigned long long>(room)));
 

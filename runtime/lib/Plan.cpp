@@ -21,7 +21,7 @@ public:
 
   Status object() const {
     if (!obj_.isObject())
-      return invalidArgument(format("plan: %s is not an object", where_.c_str()));
+      return invalidArgument(fmt::format("plan: {} is not an object", where_));
     return Status::ok();
   }
   Status integer(const char *key, int64_t *out, bool required = true,
@@ -34,11 +34,11 @@ public:
     }
     if (!v->isInt())
       return invalidArgument(
-          format("plan: %s.%s must be an integer", where_.c_str(), key));
+          fmt::format("plan: {}.{} must be an integer", where_, key));
     if (v->asInt() < min || v->asInt() > max)
-      return invalidArgument(format("plan: %s.%s = %lld is out of range",
-                                    where_.c_str(), key,
-                                    static_cast<long long>(v->asInt())));
+      return invalidArgument(fmt::format("plan: {}.{} = {} is out of range",
+                                         where_, key,
+                                         static_cast<long long>(v->asInt())));
     *out = v->asInt();
     return Status::ok();
   }
@@ -55,7 +55,7 @@ public:
       return required ? missing(key) : Status::ok();
     if (!v->isString())
       return invalidArgument(
-          format("plan: %s.%s must be a string", where_.c_str(), key));
+          fmt::format("plan: {}.{} must be a string", where_, key));
     *out = v->asString();
     return Status::ok();
   }
@@ -65,7 +65,7 @@ public:
       return required ? missing(key) : Status::ok();
     if (!v->isBool())
       return invalidArgument(
-          format("plan: %s.%s must be true or false", where_.c_str(), key));
+          fmt::format("plan: {}.{} must be true or false", where_, key));
     *out = v->asBool();
     return Status::ok();
   }
@@ -78,7 +78,7 @@ public:
       return required ? missing(key) : Status::ok();
     if (!v->isArray())
       return invalidArgument(
-          format("plan: %s.%s must be an array", where_.c_str(), key));
+          fmt::format("plan: {}.{} must be an array", where_, key));
     *out = &v->items();
     return Status::ok();
   }
@@ -88,8 +88,8 @@ public:
     MSCCLC_TRY(array(key, &items, required));
     for (const Json &j : *items) {
       if (!j.isString())
-        return invalidArgument(format("plan: %s.%s must hold strings",
-                                      where_.c_str(), key));
+        return invalidArgument(
+            fmt::format("plan: {}.{} must hold strings", where_, key));
       out->push_back(j.asString());
     }
     return Status::ok();
@@ -98,8 +98,7 @@ public:
 
 private:
   Status missing(const char *key) const {
-    return invalidArgument(
-        format("plan: %s has no '%s'", where_.c_str(), key));
+    return invalidArgument(fmt::format("plan: {} has no '{}'", where_, key));
   }
   const Json &obj_;
   std::string where_;
@@ -119,8 +118,8 @@ Status readBufferSet(Reader &r, const char *field, const std::string &where,
     else if (b == "scratch")
       *scratch = true;
     else
-      return invalidArgument(format("plan: %s.%s has unknown '%s'",
-                                    where.c_str(), field, b.c_str()));
+      return invalidArgument(
+          fmt::format("plan: {}.{} has unknown '{}'", where, field, b));
   }
   return Status::ok();
 }
@@ -136,8 +135,8 @@ Status parseChannel(const Json &j, const std::string &where, bool memory,
     std::string protocol;
     MSCCLC_TRY(r.string("protocol", &protocol));
     if (protocol != "LL" && protocol != "HB")
-      return invalidArgument(format("plan: %s.protocol must be LL or HB, not '%s'",
-                                    where.c_str(), protocol.c_str()));
+      return invalidArgument(fmt::format(
+          "plan: {}.protocol must be LL or HB, not '{}'", where, protocol));
     c->ll = protocol == "LL";
   }
   MSCCLC_TRY(r.integer("id", &c->id, false));
@@ -145,15 +144,15 @@ Status parseChannel(const Json &j, const std::string &where, bool memory,
   MSCCLC_TRY(r.integer("block", &c->block, true, 0, blocks - 1));
   MSCCLC_TRY(r.integer("group", &c->group, false, 1, blocks));
   if (c->block + c->group > blocks)
-    return invalidArgument(format("plan: %s uses blocks %d..%d of %d",
-                                  where.c_str(), c->block,
-                                  c->block + c->group - 1, blocks));
+    return invalidArgument(fmt::format("plan: {} uses blocks {}..{} of {}",
+                                       where, c->block, c->block + c->group - 1,
+                                       blocks));
   MSCCLC_TRY(r.integer("waitSlot", &c->waitSlot, false, -1));
   if (c->waitSlot >= 0 && c->waitSlot + c->group > waitSlots)
-    return invalidArgument(format("plan: %s.waitSlot %d + group %d exceeds "
-                                  "waitSlots %d",
-                                  where.c_str(), c->waitSlot, c->group,
-                                  waitSlots));
+    return invalidArgument(
+        fmt::format("plan: {}.waitSlot {} + group {} exceeds "
+                    "waitSlots {}",
+                    where, c->waitSlot, c->group, waitSlots));
   MSCCLC_TRY(r.boolean("signals", &c->signals, false));
   MSCCLC_TRY(r.boolean("waits", &c->waits, false));
   return readBufferSet(r, "peerBuffers", where, &c->peerInput,
@@ -211,20 +210,21 @@ Status parsePlan(const std::string &text, Plan *plan) {
   std::string fmt;
   MSCCLC_TRY(r.string("format", &fmt));
   if (fmt != "mscclc-plan")
-    return invalidArgument(format("plan: format is '%s', not 'mscclc-plan'",
-                                  fmt.c_str()));
+    return invalidArgument(
+        fmt::format("plan: format is '{}', not 'mscclc-plan'", fmt));
   int version = 0;
   MSCCLC_TRY(r.integer("version", &version));
   if (version != 1)
-    return unsupported(format("plan: version %d is not supported (this "
-                              "runtime reads version 1)",
-                              version));
+    return unsupported(fmt::format("plan: version {} is not supported (this "
+                                   "runtime reads version 1)",
+                                   version));
   Plan p;
   MSCCLC_TRY(r.integer("abiVersion", &p.abiVersion));
   if (unsigned(p.abiVersion) != MSCCLC_ABI_VERSION)
-    return unsupported(format("plan: kernels use ABI %d, this runtime has ABI "
-                              "%u: recompile the program",
-                              p.abiVersion, MSCCLC_ABI_VERSION));
+    return unsupported(
+        fmt::format("plan: kernels use ABI {}, this runtime has ABI "
+                    "{}: recompile the program",
+                    p.abiVersion, MSCCLC_ABI_VERSION));
   MSCCLC_TRY(r.string("name", &p.name));
   MSCCLC_TRY(r.string("collective", &p.collective));
   MSCCLC_TRY(r.integer("ranks", &p.ranks, true, 1, 65536));
@@ -237,9 +237,10 @@ Status parsePlan(const std::string &text, Plan *plan) {
   MSCCLC_TRY(r.integer("root", &p.root, false, 0, p.ranks - 1));
   MSCCLC_TRY(r.integer("threadsPerBlock", &p.threadsPerBlock, true, 32, 1024));
   if (p.threadsPerBlock % 32 != 0)
-    return invalidArgument(format("plan: threadsPerBlock %d is not a multiple "
-                                  "of 32",
-                                  p.threadsPerBlock));
+    return invalidArgument(
+        fmt::format("plan: threadsPerBlock {} is not a multiple "
+                    "of 32",
+                    p.threadsPerBlock));
   MSCCLC_TRY(r.strings("dtypes", &p.dtypes, false));
   MSCCLC_TRY(r.strings("redops", &p.redops, false));
   MSCCLC_TRY(r.string("scaleKernel", &p.scaleKernel, false));
@@ -249,14 +250,15 @@ Status parsePlan(const std::string &text, Plan *plan) {
   const std::vector<Json> *scratch;
   MSCCLC_TRY(r.array("scratch", &scratch, false));
   for (size_t i = 0; i < scratch->size(); ++i) {
-    Reader s((*scratch)[i], format("scratch[%zu]", i));
+    Reader s((*scratch)[i], fmt::format("scratch[{}]", i));
     MSCCLC_TRY(s.object());
     PlanScratch ps;
     int index = -1;
     MSCCLC_TRY(s.string("name", &ps.name, false));
     MSCCLC_TRY(s.integer("index", &index, false, 0));
     if (index >= 0 && size_t(index) != i)
-      return invalidArgument(format("plan: scratch[%zu] has index %d", i, index));
+      return invalidArgument(
+          fmt::format("plan: scratch[{}] has index {}", i, index));
     MSCCLC_TRY(s.integer("chunks", &ps.chunks, true, 1, int64_t(1) << 32));
     MSCCLC_TRY(s.boolean("packet", &ps.packet, false));
     p.scratch.push_back(ps);
@@ -265,17 +267,17 @@ Status parsePlan(const std::string &text, Plan *plan) {
   const std::vector<Json> *ranks;
   MSCCLC_TRY(r.array("rankPlans", &ranks));
   if (ranks->size() != size_t(p.ranks))
-    return invalidArgument(format("plan: %zu rankPlans for %d ranks",
-                                  ranks->size(), p.ranks));
+    return invalidArgument(
+        fmt::format("plan: {} rankPlans for {} ranks", ranks->size(), p.ranks));
   p.rankPlans.resize(size_t(p.ranks));
   std::vector<bool> seen(size_t(p.ranks), false);
   for (size_t i = 0; i < ranks->size(); ++i) {
-    Reader rr((*ranks)[i], format("rankPlans[%zu]", i));
+    Reader rr((*ranks)[i], fmt::format("rankPlans[{}]", i));
     MSCCLC_TRY(rr.object());
     int rank = -1;
     MSCCLC_TRY(rr.integer("rank", &rank, true, 0, p.ranks - 1));
     if (seen[size_t(rank)])
-      return invalidArgument(format("plan: rank %d appears twice", rank));
+      return invalidArgument(fmt::format("plan: rank {} appears twice", rank));
     seen[size_t(rank)] = true;
     RankPlan &rp = p.rankPlans[size_t(rank)];
     rp.rank = rank;
@@ -289,15 +291,15 @@ Status parsePlan(const std::string &text, Plan *plan) {
       MSCCLC_TRY(rr.array(key, &chans, false));
       for (size_t c = 0; c < chans->size(); ++c) {
         PlanChannel pc;
-        std::string where = format("rankPlans[%d].%s[%zu]", rank, key, c);
+        std::string where = fmt::format("rankPlans[{}].{}[{}]", rank, key, c);
         MSCCLC_TRY(parseChannel((*chans)[c], where, kind == 0, p.ranks,
                                 rp.blocks, rp.waitSlots, &pc));
         if (pc.index != int(c))
-          return invalidArgument(format("plan: %s has index %d", where.c_str(),
-                                        pc.index));
+          return invalidArgument(
+              fmt::format("plan: {} has index {}", where, pc.index));
         if (pc.peer == rank)
-          return invalidArgument(format("plan: %s connects rank %d to itself",
-                                        where.c_str(), rank));
+          return invalidArgument(
+              fmt::format("plan: {} connects rank {} to itself", where, rank));
         list.push_back(pc);
       }
     }
@@ -306,7 +308,8 @@ Status parsePlan(const std::string &text, Plan *plan) {
     const std::vector<Json> *sw;
     MSCCLC_TRY(rr.array("switchChannels", &sw, false));
     for (size_t c = 0; c < sw->size(); ++c) {
-      Reader sr((*sw)[c], format("rankPlans[%d].switchChannels[%zu]", rank, c));
+      Reader sr((*sw)[c],
+                fmt::format("rankPlans[{}].switchChannels[{}]", rank, c));
       MSCCLC_TRY(sr.object());
       PlanSwitchChannel sc;
       MSCCLC_TRY(sr.integer("index", &sc.index, false, 0));
@@ -316,8 +319,8 @@ Status parsePlan(const std::string &text, Plan *plan) {
       MSCCLC_TRY(sr.array("ranks", &group));
       for (const Json &g : *group) {
         if (!g.isInt() || g.asInt() < 0 || g.asInt() >= p.ranks)
-          return invalidArgument(format("plan: %s.ranks holds a bad rank",
-                                        sr.where().c_str()));
+          return invalidArgument(
+              fmt::format("plan: {}.ranks holds a bad rank", sr.where()));
         sc.ranks.push_back(int(g.asInt()));
       }
       MSCCLC_TRY(readBufferSet(sr, "buffers", sr.where(), &sc.input,
@@ -336,9 +339,9 @@ Status parsePlan(const std::string &text, Plan *plan) {
         const auto &plist = kind == 0 ? peer.memoryChannels : peer.portChannels;
         if (size_t(c.peerIndex) >= plist.size() ||
             plist[size_t(c.peerIndex)].peer != rp.rank)
-          return invalidArgument(format(
-              "plan: rank %d %s channel %d names reverse channel %d on rank "
-              "%d, which does not lead back",
+          return invalidArgument(fmt::format(
+              "plan: rank {} {} channel {} names reverse channel {} on rank "
+              "{}, which does not lead back",
               rp.rank, kind == 0 ? "memory" : "port", c.index, c.peerIndex,
               c.peer));
       }

@@ -41,7 +41,7 @@ Status readFile(const std::string &path, std::string *out) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return invalidArgument(
-        format("cannot read %s: %s", path.c_str(), strerror(errno)));
+        fmt::format("cannot read {}: {}", path, strerror(errno)));
   std::stringstream ss;
   ss << in.rdbuf();
   *out = ss.str();
@@ -65,7 +65,7 @@ Status makeTemp(const char *suffix, TempFile *out) {
   buf.push_back('\0');
   int fd = mkstemps(buf.data(), int(strlen(suffix)));
   if (fd < 0)
-    return systemError(format("mkstemps(%s): %s", tmpl.c_str(), strerror(errno)));
+    return systemError(fmt::format("mkstemps({}): {}", tmpl, strerror(errno)));
   close(fd);
   out->path = buf.data();
   return Status::ok();
@@ -76,15 +76,15 @@ Status makeTemp(const char *suffix, TempFile *out) {
 Status findCompiler(const std::string &explicitPath, std::string *path) {
   if (!explicitPath.empty()) {
     if (!isExecutable(explicitPath))
-      return invalidArgument(format("compiler %s is not an executable file",
-                                    explicitPath.c_str()));
+      return invalidArgument(
+          fmt::format("compiler {} is not an executable file", explicitPath));
     *path = explicitPath;
     return Status::ok();
   }
   if (const char *env = getenv("MSCCLC_COMPILER"); env && *env) {
     if (!isExecutable(env))
       return invalidArgument(
-          format("MSCCLC_COMPILER=%s is not an executable file", env));
+          fmt::format("MSCCLC_COMPILER={} is not an executable file", env));
     *path = env;
     return Status::ok();
   }
@@ -118,11 +118,11 @@ Status runProcess(const std::string &compiler,
                   std::string *err, int *exitCode) {
   int outPipe[2], errPipe[2];
   if (pipe2(outPipe, O_CLOEXEC) != 0)
-    return systemError(format("pipe: %s", strerror(errno)));
+    return systemError(fmt::format("pipe: {}", strerror(errno)));
   if (pipe2(errPipe, O_CLOEXEC) != 0) {
     close(outPipe[0]);
     close(outPipe[1]);
-    return systemError(format("pipe: %s", strerror(errno)));
+    return systemError(fmt::format("pipe: {}", strerror(errno)));
   }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
@@ -143,7 +143,7 @@ Status runProcess(const std::string &compiler,
     close(outPipe[0]);
     close(errPipe[0]);
     return systemError(
-        format("cannot run %s: %s", compiler.c_str(), strerror(rc)));
+        fmt::format("cannot run {}: {}", compiler, strerror(rc)));
   }
   // Read both pipes until they close, so a chatty compiler never blocks.
   pollfd fds[2] = {{outPipe[0], POLLIN, 0}, {errPipe[0], POLLIN, 0}};
@@ -186,7 +186,7 @@ Status Program::compileFile(const std::string &path,
     return invalidArgument("compile options need ranks >= 1");
   if (access(path.c_str(), R_OK) != 0)
     return invalidArgument(
-        format("cannot read %s: %s", path.c_str(), strerror(errno)));
+        fmt::format("cannot read {}: {}", path, strerror(errno)));
   std::string compiler;
   MSCCLC_TRY(findCompiler(options.compiler, &compiler));
   std::vector<std::string> common = {path, "--ranks=" + std::to_string(options.ranks)};
@@ -211,19 +211,20 @@ Status Program::compileFile(const std::string &path,
       while (!err.empty() && err.back() == '\n')
         err.pop_back();
       return Status(Code::CompileError,
-                    format("mscclc %s failed (exit %d) for %s:\n%s", emits[i],
-                           code, path.c_str(),
-                           err.empty() ? "(no diagnostics)" : err.c_str()));
+                    fmt::format("mscclc {} failed (exit {}) for {}:\n{}",
+                                emits[i], code, path,
+                                err.empty() ? "(no diagnostics)" : err));
     }
     if (!err.empty())
-      MSCCLC_LOG(Info, "mscclc %s: %s", emits[i], err.c_str());
+      MSCCLC_LOG(Info, "mscclc {}: {}", emits[i], err);
   }
-  MSCCLC_TRY(fromGenerated(outputs[0], outputs[1], out)
-                 .context(format("loading the output of mscclc for %s",
-                                 path.c_str())));
+  MSCCLC_TRY(
+      fromGenerated(outputs[0], outputs[1], out)
+          .context(fmt::format("loading the output of mscclc for {}", path)));
   if ((*out)->plan().ranks != options.ranks)
-    return internalError(format("the plan is for %d ranks, %d were asked for",
-                                (*out)->plan().ranks, options.ranks));
+    return internalError(
+        fmt::format("the plan is for {} ranks, {} were asked for",
+                    (*out)->plan().ranks, options.ranks));
   return Status::ok();
 }
 
@@ -236,7 +237,7 @@ Status Program::compileString(const std::string &source,
     std::ofstream f(tmp.path, std::ios::binary);
     f << source;
     if (!f)
-      return systemError(format("cannot write %s", tmp.path.c_str()));
+      return systemError(fmt::format("cannot write {}", tmp.path));
   }
   return compileFile(tmp.path, options, out);
 }
@@ -263,8 +264,7 @@ Program::~Program() {
 Status Program::cubin(int arch, const std::string &dtype,
                       const std::string &redop, int rank, std::string *out,
                       CompileStats *stats) {
-  std::string key =
-      format("%d/%s/%s/%d", arch, dtype.c_str(), redop.c_str(), rank);
+  std::string key = fmt::format("{}/{}/{}/{}", arch, dtype, redop, rank);
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = cubins_.find(key);
   if (it != cubins_.end()) {

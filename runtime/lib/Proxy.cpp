@@ -77,28 +77,29 @@ std::string ProxyFifo::takeError() {
 
 Status ProxyFifo::handle(const Trigger &t, const DriverApi *api) {
   if (t.proxyId >= channels_.size())
-    return invalidArgument(format("trigger names proxy id %u of %zu", t.proxyId,
-                                  channels_.size()));
+    return invalidArgument(fmt::format("trigger names proxy id {} of {}",
+                                       t.proxyId, channels_.size()));
   ProxyChannel *ch = channels_[t.proxyId].load(std::memory_order_acquire);
   if (!ch)
-    return invalidArgument(format("trigger names proxy id %u, which has no "
-                                  "channel",
-                                  t.proxyId));
+    return invalidArgument(
+        fmt::format("trigger names proxy id {}, which has no "
+                    "channel",
+                    t.proxyId));
   if (t.type & kTriggerPut) {
     if (t.srcBuffer > 2 || t.dstBuffer > 2 || !ch->src[t.srcBuffer] ||
         !ch->dst[t.dstBuffer])
       return invalidArgument(
-          format("port channel %d put names buffer %u -> %u, which is not "
-                 "mapped",
-                 ch->planIndex, t.srcBuffer, t.dstBuffer));
+          fmt::format("port channel {} put names buffer {} -> {}, which is not "
+                      "mapped",
+                      ch->planIndex, t.srcBuffer, t.dstBuffer));
     if (t.srcOffset + t.size > ch->srcExtent[t.srcBuffer] ||
         t.dstOffset + t.size > ch->dstExtent[t.dstBuffer])
-      return invalidArgument(format(
-          "port channel %d put of %llu bytes at %llu -> %llu runs past a "
-          "buffer",
-          ch->planIndex, static_cast<unsigned long long>(t.size),
-          static_cast<unsigned long long>(t.srcOffset),
-          static_cast<unsigned long long>(t.dstOffset)));
+      return invalidArgument(
+          fmt::format("port channel {} put of {} bytes at {} -> {} runs past a "
+                      "buffer",
+                      ch->planIndex, static_cast<unsigned long long>(t.size),
+                      static_cast<unsigned long long>(t.srcOffset),
+                      static_cast<unsigned long long>(t.dstOffset)));
     if (t.size > 0)
       MSCCLC_CUDA_CHECK(cudaMemcpyAsync(
           static_cast<char *>(ch->dst[t.dstBuffer]) + t.dstOffset,
@@ -107,8 +108,8 @@ Status ProxyFifo::handle(const Trigger &t, const DriverApi *api) {
   }
   if (t.type & kTriggerSignal) {
     if (!ch->peerSemaphore)
-      return invalidArgument(format(
-          "port channel %d signals, but the peer has no reverse channel",
+      return invalidArgument(fmt::format(
+          "port channel {} signals, but the peer has no reverse channel",
           ch->planIndex));
     uint64_t value = ++*ch->counter;
     MSCCLC_CUDA_CHECK(api->streamWriteValue64(
@@ -128,7 +129,7 @@ int ProxyFifo::serve(const DriverApi *api) {
     if (!s.isOk()) {
       // Keep consuming: the GPU side then times out on its wait and
       // records where; the host reports this message next to it.
-      MSCCLC_LOG(Error, "proxy: %s", s.message().c_str());
+      MSCCLC_LOG(Error, "proxy: {}", s.message());
       std::lock_guard<std::mutex> lock(errorMutex_);
       if (error_.empty())
         error_ = s.message();
@@ -178,12 +179,12 @@ Status Proxy::drain(ProxyFifo *fifo, uint64_t count, double seconds) {
                   std::chrono::duration<double>(seconds);
   while (fifo->consumed() < count) {
     if (std::chrono::steady_clock::now() > deadline)
-      return Status(Code::Timeout,
-                    format("proxy of rank %d did not drain its FIFO (%llu of "
-                           "%llu entries) within %.0f s",
-                           rank_,
-                           static_cast<unsigned long long>(fifo->consumed()),
-                           static_cast<unsigned long long>(count), seconds));
+      return Status(
+          Code::Timeout,
+          fmt::format("proxy of rank {} did not drain its FIFO ({} of "
+                      "{} entries) within {:.0f} s",
+                      rank_, static_cast<unsigned long long>(fifo->consumed()),
+                      static_cast<unsigned long long>(count), seconds));
     std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
   return Status::ok();

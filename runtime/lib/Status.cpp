@@ -3,10 +3,8 @@
 #include "mscclc/runtime/Log.h"
 #include "mscclc/runtime/Status.h"
 
-#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <mutex>
 #include <strings.h>
 #include <unistd.h>
@@ -28,20 +26,6 @@ const char *codeName(Code code) {
   return "unknown error";
 }
 
-std::string format(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  va_list copy;
-  va_copy(copy, ap);
-  int n = vsnprintf(nullptr, 0, fmt, copy);
-  va_end(copy);
-  std::string out(n > 0 ? size_t(n) : 0, '\0');
-  if (n > 0)
-    vsnprintf(out.data(), size_t(n) + 1, fmt, ap);
-  va_end(ap);
-  return out;
-}
-
 LogLevel parseLogLevel(const char *name) {
   if (!name || !*name) return LogLevel::Warn;
   struct { const char *n; LogLevel l; } names[] = {
@@ -59,7 +43,7 @@ LogLevel logLevel() {
   return level;
 }
 
-void logMessage(LogLevel level, const char *fmt, ...) {
+void logMessage(LogLevel level, std::string_view text) {
   static const char *names[] = {"NONE", "ERROR", "WARN", "INFO", "DEBUG", "TRACE"};
   static std::mutex mutex;
   static FILE *out = [] {
@@ -69,21 +53,9 @@ void logMessage(LogLevel level, const char *fmt, ...) {
   }();
   char host[64] = "?";
   gethostname(host, sizeof(host) - 1);
-  va_list ap;
-  va_start(ap, fmt);
-  std::string text = [&] {
-    va_list copy;
-    va_copy(copy, ap);
-    int n = vsnprintf(nullptr, 0, fmt, copy);
-    va_end(copy);
-    std::string s(n > 0 ? size_t(n) : 0, '\0');
-    if (n > 0) vsnprintf(s.data(), size_t(n) + 1, fmt, ap);
-    return s;
-  }();
-  va_end(ap);
   std::lock_guard<std::mutex> lock(mutex);
-  fprintf(out, "mscclc %s:%d %s %s\n", host, int(getpid()),
-          names[int(level)], text.c_str());
+  fmt::print(out, "mscclc {}:{} {} {}\n", host, int(getpid()),
+             names[int(level)], text);
   fflush(out);
 }
 

@@ -29,8 +29,8 @@ Status gatherAndCheck(Bootstrap &b, size_t bytes) {
   for (int r = 0; r < n; ++r)
     for (size_t i = 0; i < bytes; ++i)
       if (data[size_t(r) * bytes + i] != (unsigned char)(r * 31 + i * 7))
-        return internalError(format("rank %d sees a wrong byte %zu of rank %d",
-                                    b.rank(), i, r));
+        return internalError(fmt::format(
+            "rank {} sees a wrong byte {} of rank {}", b.rank(), i, r));
   return b.barrier();
 }
 

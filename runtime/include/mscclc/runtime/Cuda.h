@@ -97,10 +97,9 @@ private:
   do {                                                                         \
     auto mscclcErr_ = (call);                                                  \
     if (mscclcErr_ != decltype(mscclcErr_)(0))                                 \
-      MSCCLC_LOG(Warn, "%s",                                                   \
+      MSCCLC_LOG(Warn, "{}",                                                   \
                  ::mscclc::rt::toStatus(mscclcErr_, #call, __FILE__, __LINE__) \
-                     .message()                                                \
-                     .c_str());                                                \
+                     .message());                                              \
   } while (0)
 
 #endif // MSCCLC_RUNTIME_CUDA_H

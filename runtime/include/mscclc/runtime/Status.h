@@ -3,11 +3,15 @@
 // Every fallible runtime function returns a Status: a code and a message
 // that names what failed and why. Nothing in the runtime throws or aborts;
 // the C API turns a Status into an mscclcResult_t and a thread-local message.
+// Messages are built with fmt::format, whose format strings are checked
+// against the argument types at compile time.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef MSCCLC_RUNTIME_STATUS_H
 #define MSCCLC_RUNTIME_STATUS_H
+
+#include <fmt/format.h>
 
 #include <string>
 #include <utility>
@@ -53,9 +57,6 @@ private:
   Code code_ = Code::Ok;
   std::string message_;
 };
-
-/// printf-style message builder.
-std::string format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 inline Status invalidArgument(std::string m) {
   return Status(Code::InvalidArgument, std::move(m));
