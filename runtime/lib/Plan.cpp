@@ -1,17 +1,60 @@
 //===- Plan.cpp - Parsing and validating execution plans ------------------===//
 
 #include "mscclc/runtime/Plan.h"
-#include "mscclc/runtime/Json.h"
 
 #include "mscclc/device/KernelArgs.h"
 #include "mscclc/device/Layout.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
-#include <set>
+#include <cstdint>
 
 namespace mscclc::rt {
 
 namespace {
+
+using Json = nlohmann::json;
+
+/// What a JSON value is, for messages ("a string", "an array", ...).
+const char *describe(const Json &v) {
+  switch (v.type()) {
+  case Json::value_t::null:
+    return "null";
+  case Json::value_t::boolean:
+    return "a boolean";
+  case Json::value_t::number_integer:
+  case Json::value_t::number_unsigned:
+    return "an integer";
+  case Json::value_t::number_float:
+    return "a fractional number";
+  case Json::value_t::string:
+    return "a string";
+  case Json::value_t::array:
+    return "an array";
+  case Json::value_t::object:
+    return "an object";
+  default:
+    return "not a JSON value";
+  }
+}
+
+/// Parses the whole text. nlohmann-json reports errors by exception; they
+/// end here, as a Status naming the line and column.
+Status parseJson(const std::string &text, Json *out) {
+  try {
+    *out = Json::parse(text);
+  } catch (const Json::exception &e) {
+    // what() reads "[json.exception.parse_error.101] parse error at line 3,
+    // column 1: ..."; the bracketed id means nothing to a user.
+    std::string what = e.what();
+    size_t idEnd = what.find("] ");
+    if (what.rfind("[json.exception.", 0) == 0 && idEnd != std::string::npos)
+      what.erase(0, idEnd + 2);
+    return invalidArgument(fmt::format("JSON {}", what));
+  }
+  return Status::ok();
+}
 
 /// Field readers: each reports "plan: <where>.<key> ..." on a bad value.
 class Reader {
@@ -20,26 +63,25 @@ public:
       : obj_(obj), where_(std::move(where)) {}
 
   Status object() const {
-    if (!obj_.isObject())
-      return invalidArgument(fmt::format("plan: {} is not an object", where_));
+    if (!obj_.is_object())
+      return invalidArgument(fmt::format("plan: {} is not an object (it is {})",
+                                         where_, describe(obj_)));
     return Status::ok();
   }
   Status integer(const char *key, int64_t *out, bool required = true,
                  int64_t min = INT64_MIN, int64_t max = INT64_MAX) const {
-    const Json *v = obj_.find(key);
-    if (!v) {
-      if (required)
-        return missing(key);
-      return Status::ok();
-    }
-    if (!v->isInt())
-      return invalidArgument(
-          fmt::format("plan: {}.{} must be an integer", where_, key));
-    if (v->asInt() < min || v->asInt() > max)
-      return invalidArgument(fmt::format("plan: {}.{} = {} is out of range",
-                                         where_, key,
-                                         static_cast<long long>(v->asInt())));
-    *out = v->asInt();
+    const Json *v = find(key);
+    if (!v)
+      return required ? missing(key) : Status::ok();
+    if (!v->is_number_integer())
+      return wrongType(key, *v, "an integer");
+    // Integers above INT64_MAX parse as unsigned; none is in range.
+    if (v->is_number_unsigned() && v->get<uint64_t>() > uint64_t(INT64_MAX))
+      return outOfRange(key, fmt::format("{}", v->get<uint64_t>()), min, max);
+    int64_t value = v->get<int64_t>();
+    if (value < min || value > max)
+      return outOfRange(key, fmt::format("{}", value), min, max);
+    *out = value;
     return Status::ok();
   }
   Status integer(const char *key, int *out, bool required = true,
@@ -50,55 +92,69 @@ public:
     return Status::ok();
   }
   Status string(const char *key, std::string *out, bool required = true) const {
-    const Json *v = obj_.find(key);
+    const Json *v = find(key);
     if (!v)
       return required ? missing(key) : Status::ok();
-    if (!v->isString())
-      return invalidArgument(
-          fmt::format("plan: {}.{} must be a string", where_, key));
-    *out = v->asString();
+    if (!v->is_string())
+      return wrongType(key, *v, "a string");
+    *out = v->get<std::string>();
     return Status::ok();
   }
   Status boolean(const char *key, bool *out, bool required = true) const {
-    const Json *v = obj_.find(key);
+    const Json *v = find(key);
     if (!v)
       return required ? missing(key) : Status::ok();
-    if (!v->isBool())
-      return invalidArgument(
-          fmt::format("plan: {}.{} must be true or false", where_, key));
-    *out = v->asBool();
+    if (!v->is_boolean())
+      return wrongType(key, *v, "true or false");
+    *out = v->get<bool>();
     return Status::ok();
   }
-  Status array(const char *key, const std::vector<Json> **out,
+  Status array(const char *key, const Json::array_t **out,
                bool required = true) const {
-    static const std::vector<Json> empty;
+    static const Json::array_t empty;
     *out = &empty;
-    const Json *v = obj_.find(key);
+    const Json *v = find(key);
     if (!v)
       return required ? missing(key) : Status::ok();
-    if (!v->isArray())
-      return invalidArgument(
-          fmt::format("plan: {}.{} must be an array", where_, key));
-    *out = &v->items();
+    if (!v->is_array())
+      return wrongType(key, *v, "an array");
+    *out = v->get_ptr<const Json::array_t *>();
     return Status::ok();
   }
   Status strings(const char *key, std::vector<std::string> *out,
                  bool required = true) const {
-    const std::vector<Json> *items;
+    const Json::array_t *items;
     MSCCLC_TRY(array(key, &items, required));
-    for (const Json &j : *items) {
-      if (!j.isString())
+    for (size_t i = 0; i < items->size(); ++i) {
+      const Json &item = (*items)[i];
+      if (!item.is_string())
         return invalidArgument(
-            fmt::format("plan: {}.{} must hold strings", where_, key));
-      out->push_back(j.asString());
+            fmt::format("plan: {}.{}[{}] must be a string, not {}", where_, key,
+                        i, describe(item)));
+      out->push_back(item.get<std::string>());
     }
     return Status::ok();
   }
   const std::string &where() const { return where_; }
 
 private:
+  /// The member `key`, or nullptr (also when obj_ is not an object).
+  const Json *find(const char *key) const {
+    auto it = obj_.find(key);
+    return it == obj_.end() ? nullptr : &*it;
+  }
   Status missing(const char *key) const {
     return invalidArgument(fmt::format("plan: {} has no '{}'", where_, key));
+  }
+  Status wrongType(const char *key, const Json &v, const char *want) const {
+    return invalidArgument(fmt::format("plan: {}.{} must be {}, not {}", where_,
+                                       key, want, describe(v)));
+  }
+  Status outOfRange(const char *key, const std::string &value, int64_t min,
+                    int64_t max) const {
+    return invalidArgument(
+        fmt::format("plan: {}.{} = {} is out of range [{}, {}]", where_, key,
+                    value, min, max));
   }
   const Json &obj_;
   std::string where_;
@@ -204,7 +260,7 @@ bool Plan::supportsRedop(const std::string &r) const {
 
 Status parsePlan(const std::string &text, Plan *plan) {
   Json root;
-  MSCCLC_TRY(Json::parse(text, &root).context("reading the plan"));
+  MSCCLC_TRY(parseJson(text, &root).context("reading the plan"));
   Reader r(root, "plan");
   MSCCLC_TRY(r.object());
   std::string fmt;
@@ -247,7 +303,7 @@ Status parsePlan(const std::string &text, Plan *plan) {
   MSCCLC_TRY(r.boolean("usesPortChannels", &p.usesPortChannels, false));
   MSCCLC_TRY(r.boolean("usesSwitchChannels", &p.usesSwitchChannels, false));
 
-  const std::vector<Json> *scratch;
+  const Json::array_t *scratch;
   MSCCLC_TRY(r.array("scratch", &scratch, false));
   for (size_t i = 0; i < scratch->size(); ++i) {
     Reader s((*scratch)[i], fmt::format("scratch[{}]", i));
@@ -264,7 +320,7 @@ Status parsePlan(const std::string &text, Plan *plan) {
     p.scratch.push_back(ps);
   }
 
-  const std::vector<Json> *ranks;
+  const Json::array_t *ranks;
   MSCCLC_TRY(r.array("rankPlans", &ranks));
   if (ranks->size() != size_t(p.ranks))
     return invalidArgument(
@@ -287,7 +343,7 @@ Status parsePlan(const std::string &text, Plan *plan) {
     for (int kind = 0; kind < 2; ++kind) {
       const char *key = kind == 0 ? "memoryChannels" : "portChannels";
       auto &list = kind == 0 ? rp.memoryChannels : rp.portChannels;
-      const std::vector<Json> *chans;
+      const Json::array_t *chans;
       MSCCLC_TRY(rr.array(key, &chans, false));
       for (size_t c = 0; c < chans->size(); ++c) {
         PlanChannel pc;
@@ -305,7 +361,7 @@ Status parsePlan(const std::string &text, Plan *plan) {
     }
     if (rp.portChannels.size() > 65535)
       return invalidArgument("plan: more than 65535 port channels on a rank");
-    const std::vector<Json> *sw;
+    const Json::array_t *sw;
     MSCCLC_TRY(rr.array("switchChannels", &sw, false));
     for (size_t c = 0; c < sw->size(); ++c) {
       Reader sr((*sw)[c],
@@ -315,13 +371,17 @@ Status parsePlan(const std::string &text, Plan *plan) {
       MSCCLC_TRY(sr.integer("index", &sc.index, false, 0));
       MSCCLC_TRY(sr.string("name", &sc.name, false));
       MSCCLC_TRY(sr.integer("id", &sc.id, false));
-      const std::vector<Json> *group;
+      const Json::array_t *group;
       MSCCLC_TRY(sr.array("ranks", &group));
-      for (const Json &g : *group) {
-        if (!g.isInt() || g.asInt() < 0 || g.asInt() >= p.ranks)
-          return invalidArgument(
-              fmt::format("plan: {}.ranks holds a bad rank", sr.where()));
-        sc.ranks.push_back(int(g.asInt()));
+      for (size_t k = 0; k < group->size(); ++k) {
+        const Json &g = (*group)[k];
+        // Unsigned values above INT64_MAX read as negative: rejected too.
+        if (!g.is_number_integer() || g.get<int64_t>() < 0 ||
+            g.get<int64_t>() >= p.ranks)
+          return invalidArgument(fmt::format(
+              "plan: {}.ranks[{}] must be a rank in [0, {}), not {}",
+              sr.where(), k, p.ranks, g.dump()));
+        sc.ranks.push_back(int(g.get<int64_t>()));
       }
       MSCCLC_TRY(readBufferSet(sr, "buffers", sr.where(), &sc.input,
                                &sc.output, &sc.scratch));

@@ -1,6 +1,5 @@
 //===- PlanTest.cpp - Plan reading, validation and scratch sizing ---------===//
 
-#include "mscclc/runtime/Json.h"
 #include "mscclc/runtime/Plan.h"
 
 #include "mscclc/device/Layout.h"
@@ -15,11 +14,12 @@ namespace {
 std::string planText(const std::string &rank0Extra = "",
                      const std::string &top = "\"version\": 1") {
   return R"({
-  "format": "mscclc-plan", )" + top + R"(, "abiVersion": 1,
+  "format": "mscclc-plan", )" +
+         top + R"(, "abiVersion": 1,
   "name": "allreduce_1pa", "collective": "allreduce",
   "ranks": 2, "gpusPerNode": 2, "instances": 1,
   "chunks": 1, "inputChunks": 1, "outputChunks": 1,
-  "inPlace": false, "root": 0, "threadsPerBlock": 512, "llProtocol": "LL16",
+  "inPlace": false, "root": 0, "threadsPerBlock": 512,
   "dtypes": ["f32", "f16", "bf16", "i32"], "redops": ["sum", "avg"],
   "scaleKernel": "mscclc_allreduce_1pa_scale",
   "usesPortChannels": false, "usesSwitchChannels": false,
@@ -46,32 +46,6 @@ std::string planText(const std::string &rank0Extra = "",
 }
 
 } // namespace
-
-TEST(JsonTest, Values) {
-  Json j;
-  ASSERT_TRUE(Json::parse(R"({"a": [1, -2, 3.5e2, "x\"\n\u00e9"], "b": {},
-                              "big": 9007199254740993, "t": true})",
-                          &j)
-                  .isOk());
-  ASSERT_TRUE(j.isObject());
-  const Json *a = j.find("a");
-  ASSERT_TRUE(a && a->isArray());
-  EXPECT_EQ(a->items()[1].asInt(), -2);
-  EXPECT_DOUBLE_EQ(a->items()[2].asDouble(), 350.0);
-  EXPECT_EQ(a->items()[3].asString(), "x\"\n\xc3\xa9");
-  EXPECT_EQ(j.find("big")->asInt(), 9007199254740993LL) << "64-bit exact";
-  EXPECT_TRUE(j.find("t")->asBool());
-}
-
-TEST(JsonTest, ErrorsCarryLineAndColumn) {
-  Json j;
-  Status s = Json::parse("{\n  \"a\": [1, 2,\n}", &j);
-  ASSERT_FALSE(s.isOk());
-  EXPECT_NE(s.message().find("JSON 3:"), std::string::npos) << s.message();
-  EXPECT_FALSE(Json::parse("[1] x", &j).isOk());
-  EXPECT_FALSE(Json::parse("\"open", &j).isOk());
-  EXPECT_FALSE(Json::parse(std::string(500, '['), &j).isOk()) << "depth limit";
-}
 
 TEST(PlanTest, ParsesTheDocumentedExample) {
   Plan p;
@@ -199,6 +173,78 @@ TEST(PlanTest, RejectsBadPlans) {
   bad = text;
   bad.replace(bad.find("\"abiVersion\": 1"), 15, "\"abiVersion\": 9");
   expectError(bad, "ABI");
+}
+
+namespace {
+
+/// Expects parsePlan to reject `text` with a message containing `needle`.
+void expectRejected(const std::string &text, const std::string &needle) {
+  Plan p;
+  Status s = parsePlan(text, &p);
+  EXPECT_EQ(s.code(), Code::InvalidArgument) << needle;
+  EXPECT_NE(s.message().find(needle), std::string::npos)
+      << "want '" << needle << "' in: " << s.message();
+}
+
+/// planText() with the first `from` replaced by `to`.
+std::string planWith(const std::string &from, const std::string &to) {
+  std::string text = planText();
+  size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return at == std::string::npos ? text : text.replace(at, from.size(), to);
+}
+
+} // namespace
+
+TEST(PlanTest, MalformedJsonNamesTheLineAndColumn) {
+  expectRejected("{\n  \"format\": [1, 2,\n}", "line 3, column 1");
+  expectRejected("{\n  \"format\": [1, 2,\n}", "reading the plan: JSON ");
+  expectRejected("{} x", "line 1, column 4");
+  expectRejected("{\"format\": \"open", "missing closing quote");
+  expectRejected(std::string(500, '['), "unexpected end of input");
+  expectRejected("", "unexpected end of input");
+}
+
+TEST(PlanTest, MissingKeysAreNamed) {
+  expectRejected(planWith("\"name\": \"allreduce_1pa\", ", ""),
+                 "plan: plan has no 'name'");
+  expectRejected(planWith("\"kernel\": \"mscclc_allreduce_1pa_rank0\", ", ""),
+                 "plan: rankPlans[0] has no 'kernel'");
+  expectRejected(planWith("\"protocol\": \"LL\",", ""),
+                 "plan: rankPlans[0].memoryChannels[0] has no 'protocol'");
+}
+
+TEST(PlanTest, WrongTypesNameTheKeyAndBothTypes) {
+  expectRejected(planWith("\"blocks\": 1", "\"blocks\": \"1\""),
+                 "plan: rankPlans[0].blocks must be an integer, not a string");
+  expectRejected(
+      planWith("\"threadsPerBlock\": 512", "\"threadsPerBlock\": 512.0"),
+      "plan.threadsPerBlock must be an integer, not a fractional number");
+  expectRejected(planWith("\"inPlace\": false", "\"inPlace\": 0"),
+                 "plan.inPlace must be true or false, not an integer");
+  expectRejected(planWith("\"name\": \"allreduce_1pa\"", "\"name\": null"),
+                 "plan.name must be a string, not null");
+  expectRejected(planWith("\"portChannels\": []", "\"portChannels\": {}"),
+                 "rankPlans[0].portChannels must be an array, not an object");
+  expectRejected(planWith("[\"sum\", \"avg\"]", "[\"sum\", 3]"),
+                 "plan.redops[1] must be a string, not an integer");
+  expectRejected(planWith("\"scratch\": [{", "\"scratch\": [7, {"),
+                 "plan: scratch[0] is not an object (it is an integer)");
+}
+
+TEST(PlanTest, IntegersKeep64Bits) {
+  Plan p;
+  Status s = parsePlan(planWith("\"id\": 0", "\"id\": 9007199254740993"), &p);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  EXPECT_EQ(p.rankPlans[0].memoryChannels[0].id, 9007199254740993LL)
+      << "2^53 + 1 survives (no trip through double)";
+  s = parsePlan(planWith("\"id\": 0", "\"id\": -9223372036854775808"), &p);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  EXPECT_EQ(p.rankPlans[0].memoryChannels[0].id, INT64_MIN);
+  expectRejected(planWith("\"id\": 0", "\"id\": 9223372036854775808"),
+                 "id = 9223372036854775808 is out of range");
+  expectRejected(planWith("\"blocks\": 1", "\"blocks\": 4294967297"),
+                 "blocks = 4294967297 is out of range [1, 65535]");
 }
 
 TEST(PlanTest, DtypeSizes) {
