@@ -103,7 +103,7 @@ Status Executor::init() {
   std::string cubin;
   bool avg = redop_ == "avg";
   MSCCLC_TRY(program_.cubin(comm_.arch(), dtype_, avg ? "sum" : redop_,
-                            comm_.rank(), &cubin, &compileStats_));
+                            comm_.rank(), &cubin));
   MSCCLC_TRY(module_.load(comm_.device(), cubin));
   MSCCLC_TRY(module_.function(rankPlan_.kernel, &kernel_));
   if (avg) {

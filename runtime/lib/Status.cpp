@@ -11,21 +11,6 @@
 
 namespace mscclc::rt {
 
-const char *codeName(Code code) {
-  switch (code) {
-  case Code::Ok: return "success";
-  case Code::InvalidArgument: return "invalid argument";
-  case Code::CudaError: return "CUDA error";
-  case Code::SystemError: return "system error";
-  case Code::CompileError: return "compile error";
-  case Code::DeviceError: return "device error";
-  case Code::Unsupported: return "unsupported";
-  case Code::Timeout: return "timeout";
-  case Code::Internal: return "internal error";
-  }
-  return "unknown error";
-}
-
 LogLevel parseLogLevel(const char *name) {
   if (!name || !*name) return LogLevel::Warn;
   struct { const char *n; LogLevel l; } names[] = {

@@ -68,7 +68,6 @@ public:
   int nranks() const { return nranks_; }
   int device() const { return device_; }
   int arch() const { return peers_[size_t(rank_)].arch; }
-  const PeerInfo &peer(int r) const { return peers_[size_t(r)]; }
   bool sameProcess(int r) const;
   bool sameHost(int r) const;
   Bootstrap &bootstrap() { return *bootstrap_; }

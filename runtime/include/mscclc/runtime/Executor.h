@@ -71,9 +71,6 @@ public:
   /// error record on every rank (after a device error).
   Status reset();
 
-  const CompileStats &compileStats() const { return compileStats_; }
-  uint64_t scratchBytes() const { return scratchBytes_; }
-
 private:
   struct Context {
     const void *input = nullptr;
@@ -112,7 +109,6 @@ private:
   Module module_;
   CUfunction kernel_ = nullptr;
   CUfunction scaleKernel_ = nullptr;
-  CompileStats compileStats_;
 
   uint64_t *semaphores_ = nullptr; ///< nMem + nPort inbound semaphores
   std::vector<std::vector<PeerPointer>> peerSemaphores_;

@@ -91,8 +91,6 @@ public:
 
   Status load(int device, const std::string &cubin);
   Status function(const std::string &name, CUfunction *out) const;
-  CUmodule get() const { return module_; }
-  int device() const { return device_; }
 
 private:
   CUmodule module_ = nullptr;

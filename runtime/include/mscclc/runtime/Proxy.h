@@ -101,15 +101,12 @@ public:
   void setChannel(uint32_t proxyId, ProxyChannel *channel) {
     channels_[proxyId].store(channel, std::memory_order_release);
   }
-  size_t maxChannels() const { return channels_.size(); }
   /// Handles every ready trigger; returns how many.
   int serve(const DriverApi *api);
   /// Entries handled so far (the published tail).
   uint64_t consumed() const { return reader_.tail(); }
   /// The first error met while serving (empty if none); clears it.
   std::string takeError();
-  /// Restarts at tail 0 (after the owner zeroed the FIFO memory).
-  void resetTail() { reader_ = FifoReader(); }
   void setReader(FifoReader reader) { reader_ = reader; }
 
 private:

@@ -31,9 +31,6 @@ enum class Code {
   Internal,
 };
 
-/// Returns the stable name of a code ("invalid argument", ...).
-const char *codeName(Code code);
-
 class [[nodiscard]] Status {
 public:
   Status() = default;
@@ -42,7 +39,6 @@ public:
 
   static Status ok() { return Status(); }
   bool isOk() const { return code_ == Code::Ok; }
-  explicit operator bool() const { return isOk(); }
   Code code() const { return code_; }
   const std::string &message() const { return message_; }
 
