@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mscclc/CudaCheck.h"
 #include "mscclc/mscclc.h"
 #include "mscclc/runtime/Program.h"
 
@@ -37,16 +38,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#define CK(call)                                                               \
-  do {                                                                         \
-    cudaError_t e_ = (call);                                                   \
-    if (e_ != cudaSuccess) {                                                   \
-      fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call,            \
-              cudaGetErrorString(e_));                                         \
-      exit(1);                                                                 \
-    }                                                                          \
-  } while (0)
 
 namespace {
 
@@ -127,36 +118,37 @@ double timeCollective(Runner &r, size_t count, std::string *err) {
     if (!r.launch(count, err))
       return -1;
   for (int d = 0; d < n; ++d) {
-    CK(cudaSetDevice(d));
-    CK(cudaStreamSynchronize(streams[d]));
+    MSCCLC_CUDA_OR_EXIT(cudaSetDevice(d));
+    MSCCLC_CUDA_OR_EXIT(cudaStreamSynchronize(streams[d]));
   }
   // Estimate, to size the graph.
   cudaEvent_t e0, e1;
-  CK(cudaSetDevice(0));
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
-  CK(cudaEventRecord(e0, streams[0]));
+  MSCCLC_CUDA_OR_EXIT(cudaSetDevice(0));
+  MSCCLC_CUDA_OR_EXIT(cudaEventCreate(&e0));
+  MSCCLC_CUDA_OR_EXIT(cudaEventCreate(&e1));
+  MSCCLC_CUDA_OR_EXIT(cudaEventRecord(e0, streams[0]));
   for (int i = 0; i < 5; ++i)
     if (!r.launch(count, err))
       return -1;
-  CK(cudaSetDevice(0));
-  CK(cudaEventRecord(e1, streams[0]));
-  CK(cudaEventSynchronize(e1));
+  MSCCLC_CUDA_OR_EXIT(cudaSetDevice(0));
+  MSCCLC_CUDA_OR_EXIT(cudaEventRecord(e1, streams[0]));
+  MSCCLC_CUDA_OR_EXIT(cudaEventSynchronize(e1));
   float ms = 0;
-  CK(cudaEventElapsedTime(&ms, e0, e1));
+  MSCCLC_CUDA_OR_EXIT(cudaEventElapsedTime(&ms, e0, e1));
   double est = ms / 5;
   int iters = int(std::min(200.0, std::max(5.0, 2.0 / std::max(est, 1e-4))));
   int reps = est > 2.0 ? 7 : 15;
   for (int d = 0; d < n; ++d) {
-    CK(cudaSetDevice(d));
-    CK(cudaStreamSynchronize(streams[d]));
+    MSCCLC_CUDA_OR_EXIT(cudaSetDevice(d));
+    MSCCLC_CUDA_OR_EXIT(cudaStreamSynchronize(streams[d]));
   }
   // Capture `iters` collectives per rank, one graph per stream.
   std::vector<cudaGraph_t> graphs(n);
   std::vector<cudaGraphExec_t> execs(n);
   for (int d = 0; d < n; ++d) {
-    CK(cudaSetDevice(d));
-    CK(cudaStreamBeginCapture(streams[d], cudaStreamCaptureModeThreadLocal));
+    MSCCLC_CUDA_OR_EXIT(cudaSetDevice(d));
+    MSCCLC_CUDA_OR_EXIT(
+        cudaStreamBeginCapture(streams[d], cudaStreamCaptureModeThreadLocal));
   }
   bool ok = true;
   for (int i = 0; i < iters && ok; ++i)
@@ -164,42 +156,42 @@ double timeCollective(Runner &r, size_t count, std::string *err) {
   // End every capture before instantiating: no other CUDA call is allowed
   // on this thread while one of its captures is open.
   for (int d = 0; d < n; ++d) {
-    CK(cudaSetDevice(d));
-    CK(cudaStreamEndCapture(streams[d], &graphs[d]));
+    MSCCLC_CUDA_OR_EXIT(cudaSetDevice(d));
+    MSCCLC_CUDA_OR_EXIT(cudaStreamEndCapture(streams[d], &graphs[d]));
   }
   for (int d = 0; d < n && ok; ++d) {
-    CK(cudaSetDevice(d));
-    CK(cudaGraphInstantiate(&execs[d], graphs[d], 0));
+    MSCCLC_CUDA_OR_EXIT(cudaSetDevice(d));
+    MSCCLC_CUDA_OR_EXIT(cudaGraphInstantiate(&execs[d], graphs[d], 0));
   }
   if (!ok)
     return -1;
   // One untimed replay, then the timed ones.
   std::vector<double> times;
   for (int rep = -1; rep < reps; ++rep) {
-    CK(cudaSetDevice(0));
-    CK(cudaEventRecord(e0, streams[0]));
+    MSCCLC_CUDA_OR_EXIT(cudaSetDevice(0));
+    MSCCLC_CUDA_OR_EXIT(cudaEventRecord(e0, streams[0]));
     for (int d = 0; d < n; ++d) {
-      CK(cudaSetDevice(d));
-      CK(cudaGraphLaunch(execs[d], streams[d]));
+      MSCCLC_CUDA_OR_EXIT(cudaSetDevice(d));
+      MSCCLC_CUDA_OR_EXIT(cudaGraphLaunch(execs[d], streams[d]));
     }
-    CK(cudaSetDevice(0));
-    CK(cudaEventRecord(e1, streams[0]));
+    MSCCLC_CUDA_OR_EXIT(cudaSetDevice(0));
+    MSCCLC_CUDA_OR_EXIT(cudaEventRecord(e1, streams[0]));
     for (int d = 0; d < n; ++d) {
-      CK(cudaSetDevice(d));
-      CK(cudaStreamSynchronize(streams[d]));
+      MSCCLC_CUDA_OR_EXIT(cudaSetDevice(d));
+      MSCCLC_CUDA_OR_EXIT(cudaStreamSynchronize(streams[d]));
     }
-    CK(cudaEventElapsedTime(&ms, e0, e1));
+    MSCCLC_CUDA_OR_EXIT(cudaEventElapsedTime(&ms, e0, e1));
     if (rep >= 0)
       times.push_back(ms * 1000.0 / iters);
   }
   for (int d = 0; d < n; ++d) {
-    CK(cudaSetDevice(d));
-    CK(cudaGraphExecDestroy(execs[d]));
-    CK(cudaGraphDestroy(graphs[d]));
+    MSCCLC_CUDA_OR_EXIT(cudaSetDevice(d));
+    MSCCLC_CUDA_OR_EXIT(cudaGraphExecDestroy(execs[d]));
+    MSCCLC_CUDA_OR_EXIT(cudaGraphDestroy(graphs[d]));
   }
-  CK(cudaSetDevice(0));
-  CK(cudaEventDestroy(e0));
-  CK(cudaEventDestroy(e1));
+  MSCCLC_CUDA_OR_EXIT(cudaSetDevice(0));
+  MSCCLC_CUDA_OR_EXIT(cudaEventDestroy(e0));
+  MSCCLC_CUDA_OR_EXIT(cudaEventDestroy(e1));
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];
 }
@@ -232,14 +224,14 @@ int main(int argc, char **argv) {
       return 1;
     }
   }
-  CK(cudaGetDeviceCount(&n));
+  MSCCLC_CUDA_OR_EXIT(cudaGetDeviceCount(&n));
   if (n < 2) {
     printf("SKIPPED: needs two GPUs\n");
     return 77;
   }
   n = std::min(n, 8);
   cudaDeviceProp prop;
-  CK(cudaGetDeviceProperties(&prop, 0));
+  MSCCLC_CUDA_OR_EXIT(cudaGetDeviceProperties(&prop, 0));
   std::ostringstream md;
   {
     time_t now = time(nullptr);
@@ -267,20 +259,18 @@ int main(int argc, char **argv) {
   sendBufs.resize(n);
   recvBufs.resize(n);
   for (int d = 0; d < n; ++d) {
-    CK(cudaSetDevice(d));
-    CK(cudaStreamCreateWithFlags(&streams[d], cudaStreamNonBlocking));
-    CK(cudaMalloc(&sendBufs[d], maxElems * sizeof(float)));
-    CK(cudaMalloc(&recvBufs[d], maxElems * sizeof(float)));
+    MSCCLC_CUDA_OR_EXIT(cudaSetDevice(d));
+    MSCCLC_CUDA_OR_EXIT(
+        cudaStreamCreateWithFlags(&streams[d], cudaStreamNonBlocking));
+    MSCCLC_CUDA_OR_EXIT(cudaMalloc(&sendBufs[d], maxElems * sizeof(float)));
+    MSCCLC_CUDA_OR_EXIT(cudaMalloc(&recvBufs[d], maxElems * sizeof(float)));
     fillKernel<<<1024, 256>>>(sendBufs[d], maxElems, 17u * (d + 1));
     fillKernel<<<1024, 256>>>(recvBufs[d], maxElems, 1234u + d);
-    CK(cudaDeviceSynchronize());
+    MSCCLC_CUDA_OR_EXIT(cudaDeviceSynchronize());
   }
 
   std::vector<mscclcComm_t> comms(n);
-  if (mscclcCommInitAll(comms.data(), n, nullptr) != mscclcSuccess) {
-    fprintf(stderr, "mscclcCommInitAll: %s\n", mscclcGetLastError());
-    return 1;
-  }
+  MSCCLC_OR_EXIT(mscclcCommInitAll(comms.data(), n, nullptr));
 
   std::vector<Runner> runners;
   std::vector<mscclcProgram_t> programs;

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mscclc/CudaCheck.h"
 #include "mscclc/mscclc.h"
 
 #include <cuda_runtime.h>
@@ -21,24 +22,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#define CHECK(call)                                                            \
-  do {                                                                         \
-    mscclcResult_t r_ = (call);                                                \
-    if (r_ != mscclcSuccess) {                                                 \
-      fprintf(stderr, "%s failed: %s\n  %s\n", #call, mscclcGetErrorString(r_), \
-              mscclcGetLastError());                                           \
-      exit(1);                                                                 \
-    }                                                                          \
-  } while (0)
-#define CUDA(call)                                                             \
-  do {                                                                         \
-    cudaError_t e_ = (call);                                                   \
-    if (e_ != cudaSuccess) {                                                   \
-      fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorString(e_));      \
-      exit(1);                                                                 \
-    }                                                                          \
-  } while (0)
 
 /// Rank r contributes r + 1 + i % 7 at element i: the sum is known.
 static float expected(int nranks, size_t i) {
@@ -55,23 +38,26 @@ static int runRank(mscclcProgram_t prog, mscclcComm_t comm, int rank, int nranks
   for (size_t i = 0; i < count; ++i)
     host[i] = float(rank + 1) + float(i % 7);
   float *send, *recv;
-  CUDA(cudaMalloc(&send, count * sizeof(float)));
-  CUDA(cudaMalloc(&recv, count * sizeof(float)));
-  CUDA(cudaMemcpy(send, host.data(), count * sizeof(float), cudaMemcpyHostToDevice));
+  MSCCLC_CUDA_OR_EXIT(cudaMalloc(&send, count * sizeof(float)));
+  MSCCLC_CUDA_OR_EXIT(cudaMalloc(&recv, count * sizeof(float)));
+  MSCCLC_CUDA_OR_EXIT(cudaMemcpy(send, host.data(), count * sizeof(float),
+                                 cudaMemcpyHostToDevice));
   cudaStream_t stream;
-  CUDA(cudaStreamCreate(&stream));
-  CHECK(mscclcProgramRun(prog, comm, send, recv, count, mscclcFloat32, mscclcSum,
-                         stream));
+  MSCCLC_CUDA_OR_EXIT(cudaStreamCreate(&stream));
+  MSCCLC_OR_EXIT(mscclcProgramRun(prog, comm, send, recv, count, mscclcFloat32,
+                                  mscclcSum, stream));
   // Waits, and turns a kernel's time-out record into an error message.
-  CHECK(mscclcProgramCheck(prog, comm, mscclcFloat32, mscclcSum, stream));
-  CUDA(cudaMemcpy(host.data(), recv, count * sizeof(float), cudaMemcpyDeviceToHost));
+  MSCCLC_OR_EXIT(
+      mscclcProgramCheck(prog, comm, mscclcFloat32, mscclcSum, stream));
+  MSCCLC_CUDA_OR_EXIT(cudaMemcpy(host.data(), recv, count * sizeof(float),
+                                 cudaMemcpyDeviceToHost));
   int bad = 0;
   for (size_t i = 0; i < count; ++i)
     bad += host[i] != expected(nranks, i);
   printf("rank %d: %zu elements, %d wrong\n", rank, count, bad);
-  CUDA(cudaStreamDestroy(stream));
-  CUDA(cudaFree(send));
-  CUDA(cudaFree(recv));
+  MSCCLC_CUDA_OR_EXIT(cudaStreamDestroy(stream));
+  MSCCLC_CUDA_OR_EXIT(cudaFree(send));
+  MSCCLC_CUDA_OR_EXIT(cudaFree(recv));
   return bad;
 }
 
@@ -92,19 +78,19 @@ int main(int argc, char **argv) {
   if (rank >= 0) {
     // One process per GPU: every rank derives the same id from the address.
     int devices = 0;
-    CUDA(cudaGetDeviceCount(&devices));
-    CUDA(cudaSetDevice(rank % devices));
+    MSCCLC_CUDA_OR_EXIT(cudaGetDeviceCount(&devices));
+    MSCCLC_CUDA_OR_EXIT(cudaSetDevice(rank % devices));
     mscclcUniqueId id;
-    CHECK(mscclcUniqueIdFromAddress(&id, addr.c_str()));
+    MSCCLC_OR_EXIT(mscclcUniqueIdFromAddress(&id, addr.c_str()));
     mscclcComm_t comm;
-    CHECK(mscclcCommInitRank(&comm, nranks, id, rank));
+    MSCCLC_OR_EXIT(mscclcCommInitRank(&comm, nranks, id, rank));
     mscclcCompileOptions opts = MSCCLC_COMPILE_OPTIONS_INIT;
     opts.ranks = nranks;
     mscclcProgram_t prog;
-    CHECK(mscclcProgramCompileFile(&prog, file.c_str(), &opts));
+    MSCCLC_OR_EXIT(mscclcProgramCompileFile(&prog, file.c_str(), &opts));
     int bad = runRank(prog, comm, rank, nranks, count);
-    CHECK(mscclcProgramDestroy(prog));
-    CHECK(mscclcCommDestroy(comm));
+    MSCCLC_OR_EXIT(mscclcProgramDestroy(prog));
+    MSCCLC_OR_EXIT(mscclcCommDestroy(comm));
     return bad ? 1 : 0;
   }
 
@@ -118,25 +104,25 @@ int main(int argc, char **argv) {
     return 77;
   }
   std::vector<mscclcComm_t> comms(static_cast<size_t>(devices));
-  CHECK(mscclcCommInitAll(comms.data(), devices, nullptr));
+  MSCCLC_OR_EXIT(mscclcCommInitAll(comms.data(), devices, nullptr));
   mscclcCompileOptions opts = MSCCLC_COMPILE_OPTIONS_INIT;
   opts.ranks = devices;
   mscclcProgram_t prog;
-  CHECK(mscclcProgramCompileFile(&prog, file.c_str(), &opts));
+  MSCCLC_OR_EXIT(mscclcProgramCompileFile(&prog, file.c_str(), &opts));
   std::vector<int> bad(static_cast<size_t>(devices), 0);
   std::vector<std::thread> threads;
   for (int r = 0; r < devices; ++r)
     threads.emplace_back([&, r] {
-      CUDA(cudaSetDevice(r));
+      MSCCLC_CUDA_OR_EXIT(cudaSetDevice(r));
       bad[size_t(r)] = runRank(prog, comms[size_t(r)], r, devices, count);
     });
   for (auto &t : threads)
     t.join();
-  CHECK(mscclcProgramDestroy(prog));
+  MSCCLC_OR_EXIT(mscclcProgramDestroy(prog));
   int total = 0;
   for (int r = 0; r < devices; ++r) {
     total += bad[size_t(r)];
-    CHECK(mscclcCommDestroy(comms[size_t(r)]));
+    MSCCLC_OR_EXIT(mscclcCommDestroy(comms[size_t(r)]));
   }
   printf("%s\n", total ? "FAILED" : "PASSED");
   return total ? 1 : 0;

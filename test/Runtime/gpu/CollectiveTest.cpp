@@ -163,7 +163,7 @@ void deviceAlloc(void **ptr, size_t bytes, bool cuMem) {
     }
     return;
   }
-  GT_CUDA(cudaMalloc(ptr, bytes));
+  MSCCLC_CUDA_OR_EXIT(cudaMalloc(ptr, bytes));
 }
 
 void deviceFree(void *ptr, bool cuMem) {
@@ -174,7 +174,7 @@ void deviceFree(void *ptr, bool cuMem) {
     }
     return;
   }
-  GT_CUDA(cudaFree(ptr));
+  MSCCLC_CUDA_OR_EXIT(cudaFree(ptr));
 }
 
 Buffers allocate(const Example &ex, int n, int rank, size_t count, DType t,
@@ -191,18 +191,21 @@ Buffers allocate(const Example &ex, int n, int rank, size_t count, DType t,
     size_t total = std::max(sN + inPlaceInputOffset(ex.collective, rank, count), rN);
     // Buffers that peers map get allocations of their own (docs/jit-api.md).
     deviceAlloc(&b.recv, std::max<size_t>(total * es, 2u << 20), cuMem);
-    GT_CUDA(cudaMemset(b.recv, 0xff, total * es));
-    GT_CUDA(cudaMemcpy(static_cast<char *>(b.recv) +
-                           inPlaceInputOffset(ex.collective, rank, count) * es,
-                       host.data(), sN * es, cudaMemcpyHostToDevice));
+    MSCCLC_CUDA_OR_EXIT(cudaMemset(b.recv, 0xff, total * es));
+    MSCCLC_CUDA_OR_EXIT(
+        cudaMemcpy(static_cast<char *>(b.recv) +
+                       inPlaceInputOffset(ex.collective, rank, count) * es,
+                   host.data(), sN * es, cudaMemcpyHostToDevice));
     b.send = b.recv;
     b.outPtr = static_cast<char *>(b.recv) +
                inPlaceOutputOffset(ex.collective, rank, count) * es;
   } else {
     deviceAlloc(&b.send, std::max<size_t>(sN * es, 2u << 20), cuMem);
     deviceAlloc(&b.recv, std::max<size_t>(rN * es, 2u << 20), cuMem);
-    GT_CUDA(cudaMemset(b.recv, 0xff, rN * es)); // poison: unwritten shows
-    GT_CUDA(cudaMemcpy(b.send, host.data(), sN * es, cudaMemcpyHostToDevice));
+    // Poison: elements the kernel does not write show up.
+    MSCCLC_CUDA_OR_EXIT(cudaMemset(b.recv, 0xff, rN * es));
+    MSCCLC_CUDA_OR_EXIT(
+        cudaMemcpy(b.send, host.data(), sN * es, cudaMemcpyHostToDevice));
     b.outPtr = b.recv;
   }
   return b;
@@ -217,7 +220,8 @@ void release(Buffers &b) {
 size_t verify(const Example &ex, const Buffers &b, int n, int rank, size_t count,
               DType t, int round, const std::string &what) {
   std::vector<char> host(b.recvElemsN * sizeOf(t));
-  GT_CUDA(cudaMemcpy(host.data(), b.outPtr, host.size(), cudaMemcpyDeviceToHost));
+  MSCCLC_CUDA_OR_EXIT(
+      cudaMemcpy(host.data(), b.outPtr, host.size(), cudaMemcpyDeviceToHost));
   double mag = 0;
   int terms = 1;
   std::vector<double> ref = reference(ex, n, rank, count, t, round, &mag, &terms);
@@ -356,11 +360,12 @@ void runExample(const Options &o, const Example &ex, int n,
   }
   std::vector<cudaStream_t> streams(comms.size());
   for (size_t i = 0; i < comms.size(); ++i) {
-    GT_CUDA(cudaSetDevice(ranks[i]));
-    GT_CUDA(cudaStreamCreateWithFlags(&streams[i], cudaStreamNonBlocking));
+    MSCCLC_CUDA_OR_EXIT(cudaSetDevice(ranks[i]));
+    MSCCLC_CUDA_OR_EXIT(
+        cudaStreamCreateWithFlags(&streams[i], cudaStreamNonBlocking));
   }
   auto runAll = [&](std::vector<Buffers> &bufs, size_t count, DType t) {
-    GT_MSCCLC(mscclcGroupStart());
+    MSCCLC_OR_EXIT(mscclcGroupStart());
     mscclcResult_t first = mscclcSuccess;
     std::string msg;
     for (size_t i = 0; i < comms.size(); ++i) {
@@ -378,7 +383,7 @@ void runExample(const Options &o, const Example &ex, int n,
       msg = mscclcGetLastError();
     }
     for (size_t i = 0; i < comms.size() && first == mscclcSuccess; ++i) {
-      GT_CUDA(cudaSetDevice(ranks[i]));
+      MSCCLC_CUDA_OR_EXIT(cudaSetDevice(ranks[i]));
       r = mscclcProgramCheck(ex.program, comms[i], apiType(t), mscclcSum, streams[i]);
       if (r != mscclcSuccess) {
         first = r;
@@ -396,7 +401,7 @@ void runExample(const Options &o, const Example &ex, int n,
                          (inPlace ? " in-place" : "");
       std::vector<Buffers> bufs;
       for (size_t i = 0; i < comms.size(); ++i) {
-        GT_CUDA(cudaSetDevice(ranks[i]));
+        MSCCLC_CUDA_OR_EXIT(cudaSetDevice(ranks[i]));
         bufs.push_back(allocate(ex, n, ranks[i], count, t, round, inPlace, o.cuMem));
       }
       auto res = runAll(bufs, count, t);
@@ -407,7 +412,7 @@ void runExample(const Options &o, const Example &ex, int n,
         report(tally, refused ? "PASS" : "FAIL", label + " SwitchChannel refusal",
                res.second);
         for (size_t i = 0; i < comms.size(); ++i) {
-          GT_CUDA(cudaSetDevice(ranks[i]));
+          MSCCLC_CUDA_OR_EXIT(cudaSetDevice(ranks[i]));
           release(bufs[i]);
         }
         goto done;
@@ -421,14 +426,14 @@ void runExample(const Options &o, const Example &ex, int n,
       } else {
         size_t bad = 0;
         for (size_t i = 0; i < comms.size(); ++i) {
-          GT_CUDA(cudaSetDevice(ranks[i]));
+          MSCCLC_CUDA_OR_EXIT(cudaSetDevice(ranks[i]));
           bad += verify(ex, bufs[i], n, ranks[i], count, t, round, what);
         }
         report(tally, bad ? "FAIL" : "PASS", what,
                bad ? std::to_string(bad) + " wrong elements" : "");
       }
       for (size_t i = 0; i < comms.size(); ++i) {
-        GT_CUDA(cudaSetDevice(ranks[i]));
+        MSCCLC_CUDA_OR_EXIT(cudaSetDevice(ranks[i]));
         release(bufs[i]);
       }
     }
@@ -439,13 +444,13 @@ void runExample(const Options &o, const Example &ex, int n,
     size_t count = 65536 + 1;
     std::vector<Buffers> bufs;
     for (size_t i = 0; i < comms.size(); ++i) {
-      GT_CUDA(cudaSetDevice(ranks[i]));
+      MSCCLC_CUDA_OR_EXIT(cudaSetDevice(ranks[i]));
       bufs.push_back(allocate(ex, n, ranks[i], count, DType::F32, round, false,
                               o.cuMem));
     }
     mscclcResult_t first = mscclcSuccess;
     for (int k = 0; k < o.repeat && first == mscclcSuccess; ++k) {
-      GT_MSCCLC(mscclcGroupStart());
+      MSCCLC_OR_EXIT(mscclcGroupStart());
       for (size_t i = 0; i < comms.size(); ++i) {
         mscclcResult_t r = mscclcProgramRun(ex.program, comms[i], bufs[i].send, bufs[i].recv,
                                             count, mscclcFloat32, mscclcSum, streams[i]);
@@ -458,7 +463,7 @@ void runExample(const Options &o, const Example &ex, int n,
     std::string what = label + " f32 count=65537 x" + std::to_string(o.repeat) +
                        " back-to-back";
     for (size_t i = 0; i < comms.size() && first == mscclcSuccess; ++i) {
-      GT_CUDA(cudaSetDevice(ranks[i]));
+      MSCCLC_CUDA_OR_EXIT(cudaSetDevice(ranks[i]));
       first = mscclcProgramCheck(ex.program, comms[i], mscclcFloat32, mscclcSum, streams[i]);
     }
     if (first != mscclcSuccess) {
@@ -466,21 +471,21 @@ void runExample(const Options &o, const Example &ex, int n,
     } else {
       size_t bad = 0;
       for (size_t i = 0; i < comms.size(); ++i) {
-        GT_CUDA(cudaSetDevice(ranks[i]));
+        MSCCLC_CUDA_OR_EXIT(cudaSetDevice(ranks[i]));
         bad += verify(ex, bufs[i], n, ranks[i], count, DType::F32, round, what);
       }
       report(tally, bad ? "FAIL" : "PASS", what);
     }
     for (size_t i = 0; i < comms.size(); ++i) {
-      GT_CUDA(cudaSetDevice(ranks[i]));
+      MSCCLC_CUDA_OR_EXIT(cudaSetDevice(ranks[i]));
       release(bufs[i]);
     }
   }
 done:
   for (size_t i = 0; i < comms.size(); ++i) {
-    GT_CUDA(cudaSetDevice(ranks[i]));
-    GT_CUDA(cudaStreamSynchronize(streams[i]));
-    GT_CUDA(cudaStreamDestroy(streams[i]));
+    MSCCLC_CUDA_OR_EXIT(cudaSetDevice(ranks[i]));
+    MSCCLC_CUDA_OR_EXIT(cudaStreamSynchronize(streams[i]));
+    MSCCLC_CUDA_OR_EXIT(cudaStreamDestroy(streams[i]));
   }
 }
 
@@ -564,7 +569,7 @@ int main(int argc, char **argv) {
       // One process per GPU; each reports its own lines, rank 0's tally
       // counts (every rank checks its own output, failures fail the exit).
       mscclcUniqueId id;
-      GT_MSCCLC(mscclcGetUniqueId(&id));
+      MSCCLC_OR_EXIT(mscclcGetUniqueId(&id));
       std::vector<pid_t> kids;
       int tallyPipe[2];
       if (pipe(tallyPipe) != 0)
@@ -573,9 +578,9 @@ int main(int argc, char **argv) {
         pid_t pid = fork();
         if (pid == 0) {
           close(tallyPipe[0]);
-          GT_CUDA(cudaSetDevice(r));
+          MSCCLC_CUDA_OR_EXIT(cudaSetDevice(r));
           mscclcComm_t comm;
-          GT_MSCCLC(mscclcCommInitRank(&comm, n, id, r));
+          MSCCLC_OR_EXIT(mscclcCommInitRank(&comm, n, id, r));
           if (r != 0) // only rank 0 prints PASS lines; failures print anywhere
             if (!freopen("/dev/null", "w", stdout))
               _exit(3);
@@ -607,7 +612,7 @@ int main(int argc, char **argv) {
       printf("[procs] %s\n", t.fail ? "some rank FAILED" : "every rank passed");
     } else if (model == "group") {
       std::vector<mscclcComm_t> comms(static_cast<size_t>(n));
-      GT_MSCCLC(mscclcCommInitAll(comms.data(), n, nullptr));
+      MSCCLC_OR_EXIT(mscclcCommInitAll(comms.data(), n, nullptr));
       std::vector<int> ranks;
       for (int r = 0; r < n; ++r)
         ranks.push_back(r);

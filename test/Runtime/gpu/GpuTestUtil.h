@@ -9,6 +9,7 @@
 #ifndef MSCCLC_TEST_RUNTIME_GPUTESTUTIL_H
 #define MSCCLC_TEST_RUNTIME_GPUTESTUTIL_H
 
+#include "mscclc/CudaCheck.h"
 #include "mscclc/mscclc.h"
 
 #include <cuda_bf16.h>
@@ -60,26 +61,6 @@ inline int countDevicesInChild() {
     waitpid(pid, nullptr, 0);
   return devices;
 }
-
-#define GT_CUDA(call)                                                          \
-  do {                                                                         \
-    cudaError_t e_ = (call);                                                   \
-    if (e_ != cudaSuccess) {                                                   \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,           \
-              cudaGetErrorString(e_));                                         \
-      exit(1);                                                                 \
-    }                                                                          \
-  } while (0)
-
-#define GT_MSCCLC(call)                                                        \
-  do {                                                                         \
-    mscclcResult_t r_ = (call);                                                \
-    if (r_ != mscclcSuccess) {                                                 \
-      fprintf(stderr, "%s:%d: %s: %s: %s\n", __FILE__, __LINE__, #call,       \
-              mscclcGetErrorString(r_), mscclcGetLastError());                 \
-      exit(1);                                                                 \
-    }                                                                          \
-  } while (0)
 
 enum class DType { F32, F16, BF16, I32 };
 

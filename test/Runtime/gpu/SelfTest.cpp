@@ -83,16 +83,17 @@ struct Programs {
 
 Programs makePrograms(int n) {
   Programs p;
-  GT_MSCCLC(mscclcProgramCreateFromGenerated(&p.hb, selfTestSource(),
-                                             selfTestPlan(false, n, false).c_str()));
-  GT_MSCCLC(mscclcProgramCreateFromGenerated(&p.hbInPlace, selfTestSource(),
-                                             selfTestPlan(false, n, true).c_str()));
-  GT_MSCCLC(mscclcProgramCreateFromGenerated(&p.port, selfTestSource(),
-                                             selfTestPlan(true, n, false).c_str()));
+  MSCCLC_OR_EXIT(mscclcProgramCreateFromGenerated(
+      &p.hb, selfTestSource(), selfTestPlan(false, n, false).c_str()));
+  MSCCLC_OR_EXIT(mscclcProgramCreateFromGenerated(
+      &p.hbInPlace, selfTestSource(), selfTestPlan(false, n, true).c_str()));
+  MSCCLC_OR_EXIT(mscclcProgramCreateFromGenerated(
+      &p.port, selfTestSource(), selfTestPlan(true, n, false).c_str()));
   std::string sw = selfTestPlan(false, n, false);
   sw.replace(sw.find("\"usesSwitchChannels\": false"), 27,
              "\"usesSwitchChannels\": true");
-  GT_MSCCLC(mscclcProgramCreateFromGenerated(&p.sw, selfTestSource(), sw.c_str()));
+  MSCCLC_OR_EXIT(
+      mscclcProgramCreateFromGenerated(&p.sw, selfTestSource(), sw.c_str()));
   return p;
 }
 
@@ -136,21 +137,25 @@ void setUp(Case &c, int n, int rank, int round) {
   c.sendBytes = c.count * sizeOf(c.t);
   c.recvBytes = c.port ? c.sendBytes * size_t(n) : c.sendBytes;
   // Buffers that peers map get allocations of their own (docs/jit-api.md).
-  GT_CUDA(cudaMalloc(&c.recv, std::max<size_t>(c.recvBytes, 2u << 20)));
-  GT_CUDA(cudaMemset(c.recv, 0xff, c.recvBytes)); // poison
+  MSCCLC_CUDA_OR_EXIT(
+      cudaMalloc(&c.recv, std::max<size_t>(c.recvBytes, 2u << 20)));
+  MSCCLC_CUDA_OR_EXIT(cudaMemset(c.recv, 0xff, c.recvBytes)); // poison
   if (c.inPlace) {
     c.send = c.recv;
   } else {
-    GT_CUDA(cudaMalloc(&c.send, std::max<size_t>(c.sendBytes, 2u << 20)));
+    MSCCLC_CUDA_OR_EXIT(
+        cudaMalloc(&c.send, std::max<size_t>(c.sendBytes, 2u << 20)));
   }
   std::vector<char> host(c.sendBytes);
   fillRandom(c.t, host.data(), c.count, seedOf(rank, c.count, c.t, round));
-  GT_CUDA(cudaMemcpy(c.send, host.data(), c.sendBytes, cudaMemcpyHostToDevice));
+  MSCCLC_CUDA_OR_EXIT(
+      cudaMemcpy(c.send, host.data(), c.sendBytes, cudaMemcpyHostToDevice));
 }
 
 size_t verify(const Case &c, int n, int rank, int round, const std::string &what) {
   std::vector<char> host(c.recvBytes);
-  GT_CUDA(cudaMemcpy(host.data(), c.recv, c.recvBytes, cudaMemcpyDeviceToHost));
+  MSCCLC_CUDA_OR_EXIT(
+      cudaMemcpy(host.data(), c.recv, c.recvBytes, cudaMemcpyDeviceToHost));
   double mag = 0;
   std::vector<double> ref = reference(c.port, n, rank, c.count, c.t, round, &mag);
   double tol = c.port ? 0 : tolerance(c.t, n, mag);
@@ -159,8 +164,8 @@ size_t verify(const Case &c, int n, int rank, int round, const std::string &what
 
 void tearDown(Case &c) {
   if (!c.inPlace)
-    GT_CUDA(cudaFree(c.send));
-  GT_CUDA(cudaFree(c.recv));
+    MSCCLC_CUDA_OR_EXIT(cudaFree(c.send));
+  MSCCLC_CUDA_OR_EXIT(cudaFree(c.recv));
   c.send = c.recv = nullptr;
 }
 
@@ -177,7 +182,8 @@ std::string describe(const Case &c, const char *model) {
 int rankMain(int rank, int n, mscclcComm_t comm, const char *model) {
   Programs progs = makePrograms(n);
   cudaStream_t stream;
-  GT_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  MSCCLC_CUDA_OR_EXIT(
+      cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   int failures = 0;
   std::vector<size_t> counts = {1, 3, 1023, 65536 + 7, (1 << 20) + 3};
   if (!quick)
@@ -195,9 +201,10 @@ int rankMain(int rank, int n, mscclcComm_t comm, const char *model) {
         ++round;
         setUp(c, n, rank, round);
         mscclcProgram_t prog = c.port ? progs.port : c.inPlace ? progs.hbInPlace : progs.hb;
-        GT_MSCCLC(mscclcProgramRun(prog, comm, c.send, c.recv, count, apiType(t),
-                                   mscclcSum, stream));
-        GT_MSCCLC(mscclcProgramCheck(prog, comm, apiType(t), mscclcSum, stream));
+        MSCCLC_OR_EXIT(mscclcProgramRun(prog, comm, c.send, c.recv, count,
+                                        apiType(t), mscclcSum, stream));
+        MSCCLC_OR_EXIT(
+            mscclcProgramCheck(prog, comm, apiType(t), mscclcSum, stream));
         size_t bad = verify(c, n, rank, round, describe(c, model));
         if (bad) {
           fprintf(stderr, "FAIL rank %d %s: %zu wrong\n", rank, describe(c, model).c_str(), bad);
@@ -218,24 +225,27 @@ int rankMain(int rank, int n, mscclcComm_t comm, const char *model) {
     setUp(c, n, rank, round);
     mscclcProgram_t prog = c.port ? progs.port : progs.hb;
     for (int i = 0; i < 1000; ++i)
-      GT_MSCCLC(mscclcProgramRun(prog, comm, c.send, c.recv, c.count, mscclcFloat32,
-                                 mscclcSum, stream));
-    GT_MSCCLC(mscclcProgramCheck(prog, comm, mscclcFloat32, mscclcSum, stream));
+      MSCCLC_OR_EXIT(mscclcProgramRun(prog, comm, c.send, c.recv, c.count,
+                                      mscclcFloat32, mscclcSum, stream));
+    MSCCLC_OR_EXIT(
+        mscclcProgramCheck(prog, comm, mscclcFloat32, mscclcSum, stream));
     size_t bad = verify(c, n, rank, round, describe(c, model) + " x1000");
-    GT_CUDA(cudaMemset(c.recv, 0xff, c.recvBytes));
+    MSCCLC_CUDA_OR_EXIT(cudaMemset(c.recv, 0xff, c.recvBytes));
     cudaGraph_t graph;
     cudaGraphExec_t exec;
-    GT_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-    GT_MSCCLC(mscclcProgramRun(prog, comm, c.send, c.recv, c.count, mscclcFloat32,
-                               mscclcSum, stream));
-    GT_CUDA(cudaStreamEndCapture(stream, &graph));
-    GT_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+    MSCCLC_CUDA_OR_EXIT(
+        cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    MSCCLC_OR_EXIT(mscclcProgramRun(prog, comm, c.send, c.recv, c.count,
+                                    mscclcFloat32, mscclcSum, stream));
+    MSCCLC_CUDA_OR_EXIT(cudaStreamEndCapture(stream, &graph));
+    MSCCLC_CUDA_OR_EXIT(cudaGraphInstantiate(&exec, graph, 0));
     for (int i = 0; i < 1000; ++i)
-      GT_CUDA(cudaGraphLaunch(exec, stream));
-    GT_MSCCLC(mscclcProgramCheck(prog, comm, mscclcFloat32, mscclcSum, stream));
+      MSCCLC_CUDA_OR_EXIT(cudaGraphLaunch(exec, stream));
+    MSCCLC_OR_EXIT(
+        mscclcProgramCheck(prog, comm, mscclcFloat32, mscclcSum, stream));
     bad += verify(c, n, rank, round, describe(c, model) + " graph x1000");
-    GT_CUDA(cudaGraphExecDestroy(exec));
-    GT_CUDA(cudaGraphDestroy(graph));
+    MSCCLC_CUDA_OR_EXIT(cudaGraphExecDestroy(exec));
+    MSCCLC_CUDA_OR_EXIT(cudaGraphDestroy(graph));
     if (bad) {
       fprintf(stderr, "FAIL rank %d %s repeated: %zu wrong\n", rank,
               describe(c, model).c_str(), bad);
@@ -260,28 +270,28 @@ int rankMain(int rank, int n, mscclcComm_t comm, const char *model) {
     }
     tearDown(c);
   }
-  GT_CUDA(cudaStreamSynchronize(stream));
+  MSCCLC_CUDA_OR_EXIT(cudaStreamSynchronize(stream));
   mscclcProgramDestroy(progs.hb);
   mscclcProgramDestroy(progs.hbInPlace);
   mscclcProgramDestroy(progs.port);
   mscclcProgramDestroy(progs.sw);
-  GT_CUDA(cudaStreamDestroy(stream));
+  MSCCLC_CUDA_OR_EXIT(cudaStreamDestroy(stream));
   printf("[%s] rank %d: %s\n", model, rank, failures ? "FAILED" : "passed");
   return failures;
 }
 
 int runThreads(int n) {
   mscclcUniqueId id;
-  GT_MSCCLC(mscclcGetUniqueId(&id));
+  MSCCLC_OR_EXIT(mscclcGetUniqueId(&id));
   std::vector<int> failures(static_cast<size_t>(n), 0);
   std::vector<std::thread> threads;
   for (int r = 0; r < n; ++r)
     threads.emplace_back([&, r] {
-      GT_CUDA(cudaSetDevice(r));
+      MSCCLC_CUDA_OR_EXIT(cudaSetDevice(r));
       mscclcComm_t comm;
-      GT_MSCCLC(mscclcCommInitRank(&comm, n, id, r));
+      MSCCLC_OR_EXIT(mscclcCommInitRank(&comm, n, id, r));
       failures[size_t(r)] = rankMain(r, n, comm, "threads");
-      GT_MSCCLC(mscclcCommDestroy(comm));
+      MSCCLC_OR_EXIT(mscclcCommDestroy(comm));
     });
   for (auto &t : threads)
     t.join();
@@ -293,16 +303,16 @@ int runThreads(int n) {
 
 int runProcesses(int n) {
   mscclcUniqueId id;
-  GT_MSCCLC(mscclcGetUniqueId(&id)); // the root thread lives in the parent
+  MSCCLC_OR_EXIT(mscclcGetUniqueId(&id)); // the root thread lives in the parent
   std::vector<pid_t> kids;
   for (int r = 0; r < n; ++r) {
     pid_t pid = fork();
     if (pid == 0) {
-      GT_CUDA(cudaSetDevice(r));
+      MSCCLC_CUDA_OR_EXIT(cudaSetDevice(r));
       mscclcComm_t comm;
-      GT_MSCCLC(mscclcCommInitRank(&comm, n, id, r));
+      MSCCLC_OR_EXIT(mscclcCommInitRank(&comm, n, id, r));
       int f = rankMain(r, n, comm, "procs");
-      GT_MSCCLC(mscclcCommDestroy(comm));
+      MSCCLC_OR_EXIT(mscclcCommDestroy(comm));
       fflush(stdout);
       _exit(f ? 1 : 0);
     }
@@ -322,12 +332,13 @@ int runProcesses(int n) {
 /// inside a group.
 int runGroup(int n) {
   std::vector<mscclcComm_t> comms(static_cast<size_t>(n));
-  GT_MSCCLC(mscclcCommInitAll(comms.data(), n, nullptr));
+  MSCCLC_OR_EXIT(mscclcCommInitAll(comms.data(), n, nullptr));
   Programs progs = makePrograms(n);
   std::vector<cudaStream_t> streams(static_cast<size_t>(n));
   for (int r = 0; r < n; ++r) {
-    GT_CUDA(cudaSetDevice(r));
-    GT_CUDA(cudaStreamCreateWithFlags(&streams[size_t(r)], cudaStreamNonBlocking));
+    MSCCLC_CUDA_OR_EXIT(cudaSetDevice(r));
+    MSCCLC_CUDA_OR_EXIT(
+        cudaStreamCreateWithFlags(&streams[size_t(r)], cudaStreamNonBlocking));
   }
   int failures = 0, round = 5000;
   std::vector<size_t> counts = {1, 777, 65536 + 7, (1 << 20) + 3};
@@ -337,7 +348,7 @@ int runGroup(int n) {
         ++round;
         std::vector<Case> cs(static_cast<size_t>(n));
         for (int r = 0; r < n; ++r) {
-          GT_CUDA(cudaSetDevice(r));
+          MSCCLC_CUDA_OR_EXIT(cudaSetDevice(r));
           cs[size_t(r)].port = kind == 2;
           cs[size_t(r)].inPlace = kind == 1;
           cs[size_t(r)].t = t;
@@ -345,16 +356,16 @@ int runGroup(int n) {
           setUp(cs[size_t(r)], n, r, round);
         }
         mscclcProgram_t prog = kind == 2 ? progs.port : kind == 1 ? progs.hbInPlace : progs.hb;
-        GT_MSCCLC(mscclcGroupStart());
+        MSCCLC_OR_EXIT(mscclcGroupStart());
         for (int r = 0; r < n; ++r)
-          GT_MSCCLC(mscclcProgramRun(prog, comms[size_t(r)], cs[size_t(r)].send,
-                                     cs[size_t(r)].recv, count, apiType(t), mscclcSum,
-                                     streams[size_t(r)]));
-        GT_MSCCLC(mscclcGroupEnd());
+          MSCCLC_OR_EXIT(mscclcProgramRun(
+              prog, comms[size_t(r)], cs[size_t(r)].send, cs[size_t(r)].recv,
+              count, apiType(t), mscclcSum, streams[size_t(r)]));
+        MSCCLC_OR_EXIT(mscclcGroupEnd());
         for (int r = 0; r < n; ++r) {
-          GT_CUDA(cudaSetDevice(r));
-          GT_MSCCLC(mscclcProgramCheck(prog, comms[size_t(r)], apiType(t), mscclcSum,
-                                       streams[size_t(r)]));
+          MSCCLC_CUDA_OR_EXIT(cudaSetDevice(r));
+          MSCCLC_OR_EXIT(mscclcProgramCheck(prog, comms[size_t(r)], apiType(t),
+                                            mscclcSum, streams[size_t(r)]));
           size_t bad = verify(cs[size_t(r)], n, r, round, describe(cs[size_t(r)], "group"));
           if (bad) {
             fprintf(stderr, "FAIL rank %d %s: %zu wrong\n", r,
@@ -365,8 +376,8 @@ int runGroup(int n) {
         }
       }
   for (int r = 0; r < n; ++r) {
-    GT_CUDA(cudaSetDevice(r));
-    GT_CUDA(cudaStreamDestroy(streams[size_t(r)]));
+    MSCCLC_CUDA_OR_EXIT(cudaSetDevice(r));
+    MSCCLC_CUDA_OR_EXIT(cudaStreamDestroy(streams[size_t(r)]));
   }
   mscclcProgramDestroy(progs.hb);
   mscclcProgramDestroy(progs.hbInPlace);
@@ -402,30 +413,30 @@ struct LoneLaunchRank {
 int runWithLoneLauncher(int n,
                         const std::function<int(LoneLaunchRank &)> &body) {
   mscclcUniqueId id;
-  GT_MSCCLC(mscclcGetUniqueId(&id));
+  MSCCLC_OR_EXIT(mscclcGetUniqueId(&id));
   std::vector<int> failures(static_cast<size_t>(n), 0);
   std::vector<std::thread> threads;
   for (int r = 0; r < n; ++r)
     threads.emplace_back([&, r] {
-      GT_CUDA(cudaSetDevice(r));
+      MSCCLC_CUDA_OR_EXIT(cudaSetDevice(r));
       LoneLaunchRank lr;
       lr.rank = r;
-      GT_MSCCLC(mscclcCommInitRank(&lr.comm, n, id, r));
+      MSCCLC_OR_EXIT(mscclcCommInitRank(&lr.comm, n, id, r));
       lr.progs = makePrograms(n);
-      GT_CUDA(cudaStreamCreate(&lr.stream));
+      MSCCLC_CUDA_OR_EXIT(cudaStreamCreate(&lr.stream));
       lr.c.count = 4096;
       setUp(lr.c, n, r, 1);
-      GT_MSCCLC(mscclcProgramPrepare(lr.progs.hb, lr.comm, lr.c.send,
-                                     lr.c.recv, lr.c.count, mscclcFloat32,
-                                     mscclcSum, lr.stream));
+      MSCCLC_OR_EXIT(mscclcProgramPrepare(lr.progs.hb, lr.comm, lr.c.send,
+                                          lr.c.recv, lr.c.count, mscclcFloat32,
+                                          mscclcSum, lr.stream));
       failures[size_t(r)] = body(lr);
       tearDown(lr.c);
-      GT_CUDA(cudaStreamDestroy(lr.stream));
+      MSCCLC_CUDA_OR_EXIT(cudaStreamDestroy(lr.stream));
       mscclcProgramDestroy(lr.progs.hb);
       mscclcProgramDestroy(lr.progs.hbInPlace);
       mscclcProgramDestroy(lr.progs.port);
       mscclcProgramDestroy(lr.progs.sw);
-      GT_MSCCLC(mscclcCommDestroy(lr.comm));
+      MSCCLC_OR_EXIT(mscclcCommDestroy(lr.comm));
     });
   for (auto &t : threads)
     t.join();
@@ -442,7 +453,7 @@ int runTimeout(int n) {
   int total = runWithLoneLauncher(n, [n](LoneLaunchRank &lr) {
     int failures = 0;
     if (lr.rank == 0) {
-      GT_MSCCLC(lr.run());
+      MSCCLC_OR_EXIT(lr.run());
       mscclcResult_t res = lr.check();
       std::string msg = mscclcGetLastError();
       printf("[timeout] rank 0 check: %s: %s\n", mscclcGetErrorString(res),
@@ -452,10 +463,10 @@ int runTimeout(int n) {
           msg.find("memory channel") == std::string::npos)
         ++failures;
     }
-    GT_MSCCLC(mscclcProgramReset(lr.progs.hb, lr.comm, mscclcFloat32,
-                                 mscclcSum));
-    GT_MSCCLC(lr.run());
-    GT_MSCCLC(lr.check());
+    MSCCLC_OR_EXIT(
+        mscclcProgramReset(lr.progs.hb, lr.comm, mscclcFloat32, mscclcSum));
+    MSCCLC_OR_EXIT(lr.run());
+    MSCCLC_OR_EXIT(lr.check());
     if (verify(lr.c, n, lr.rank, 1, "after reset"))
       ++failures;
     return failures;
@@ -479,10 +490,10 @@ int runAbort(int n) {
       return 0;
     }
     int failures = 0;
-    GT_MSCCLC(lr.run());
+    MSCCLC_OR_EXIT(lr.run());
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     bool stillRunning = cudaStreamQuery(lr.stream) == cudaErrorNotReady;
-    GT_MSCCLC(mscclcCommAbort(lr.comm));
+    MSCCLC_OR_EXIT(mscclcCommAbort(lr.comm));
     mscclcResult_t res = lr.check();
     std::string msg = mscclcGetLastError();
     printf("[abort] rank 0 (waiting before the abort: %s) check: %s: %s\n",
