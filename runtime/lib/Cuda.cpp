@@ -29,15 +29,8 @@ Status toStatus(CUresult err, const char *call, const char *file, int line) {
     api->getErrorString(err, &text);
   return Status(Code::CudaError,
                 fmt::format("{} failed: {} (CUresult {}, {}:{})", call,
-                            text ? text : "unknown driver error", int(err),
-                            baseName(file), line));
-}
-
-Status toStatus(nvrtcResult err, const char *call, const char *file,
-                int line) {
-  return Status(Code::CompileError,
-                fmt::format("{} failed: {} ({}:{})", call,
-                            nvrtcGetErrorString(err), baseName(file), line));
+                       text ? text : "unknown driver error", int(err),
+                       baseName(file), line));
 }
 
 Status driverApi(const DriverApi **out) {

@@ -2,6 +2,7 @@
 
 #include "mscclc/runtime/Loader.h"
 #include "mscclc/runtime/Hash.h"
+#include "mscclc/jit/Nvrtc.h"
 
 #include <cerrno>
 #include <chrono>
@@ -15,10 +16,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#ifndef MSCCLC_CUDA_INCLUDE_DIR
-#define MSCCLC_CUDA_INCLUDE_DIR "/usr/local/cuda/include"
-#endif
-
 namespace mscclc::rt {
 
 namespace {
@@ -29,11 +26,6 @@ double msSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(
              std::chrono::steady_clock::now() - start)
       .count();
-}
-
-bool isDir(const std::string &path) {
-  struct stat st;
-  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 /// mkdir -p.
@@ -54,53 +46,25 @@ Status makeDirs(const std::string &path) {
   return Status::ok();
 }
 
-/// The CUDA include directory NVRTC needs for cuda_fp16.h and friends.
-std::string cudaIncludeDir() {
-  for (const char *var : {"MSCCLC_CUDA_INCLUDE", "CUDA_HOME", "CUDA_PATH"}) {
-    const char *env = getenv(var);
-    if (!env || !*env)
-      continue;
-    std::string dir = env;
-    if (strcmp(var, "MSCCLC_CUDA_INCLUDE") != 0)
-      dir += "/include";
-    if (isDir(dir))
-      return dir;
-  }
-  if (isDir(MSCCLC_CUDA_INCLUDE_DIR))
-    return MSCCLC_CUDA_INCLUDE_DIR;
-  return "/usr/local/cuda/include";
-}
-
-std::string nvrtcVersionString() {
-  int major = 0, minor = 0;
-  if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS)
-    return "unknown";
-  return fmt::format("{}.{}", major, minor);
-}
-
 } // namespace
 
 std::vector<std::string> nvrtcOptions(const CompileRequest &request) {
-  std::vector<std::string> opts;
-  opts.push_back(fmt::format("--gpu-architecture=sm_{}", request.arch));
-  opts.push_back("--std=c++17");
-  opts.push_back("-I" + cudaIncludeDir());
-  opts.push_back("-DMSCCLC_NVRTC=1");
-  for (const std::string &o : request.options)
-    opts.push_back(o);
-  return opts;
+  return jit::nvrtcOptions(std::to_string(request.arch),
+                           jit::NvrtcOutput::CUBIN, request.options);
 }
 
 std::string cacheKey(const CompileRequest &request) {
+  std::string nvrtcVersion;
+  if (!jit::nvrtcAvailable(&nvrtcVersion))
+    nvrtcVersion = "unavailable";
   Sha256 h;
   h.field(kCacheMagic);
-  h.field(nvrtcVersionString());
-  h.field(std::to_string(request.arch));
+  h.field(nvrtcVersion);
   for (const std::string &o : nvrtcOptions(request))
     h.field(o);
-  for (const EmbeddedHeader &hdr : embeddedHeaders()) {
-    h.field(hdr.includeName);
-    h.field(hdr.contents);
+  for (const jit::DeviceHeader &hdr : jit::deviceHeaders()) {
+    h.field(hdr.name);
+    h.field(hdr.text);
   }
   h.field(request.source);
   return h.hexDigest();
@@ -185,46 +149,20 @@ Status KernelCache::store(const std::string &key,
 Status compileToCubin(const CompileRequest &request, std::string *cubin) {
   if (request.arch <= 0)
     return invalidArgument("NVRTC compile needs a device architecture");
-  const auto &headers = embeddedHeaders();
-  std::vector<const char *> names, bodies;
-  for (const EmbeddedHeader &h : headers) {
-    names.push_back(h.includeName);
-    bodies.push_back(h.contents);
-  }
-  nvrtcProgram prog = nullptr;
-  MSCCLC_CUDA_CHECK(nvrtcCreateProgram(&prog, request.source.c_str(),
-                                       request.name.c_str(), int(names.size()),
-                                       bodies.data(), names.data()));
-  struct ProgGuard {
-    nvrtcProgram *p;
-    ~ProgGuard() { MSCCLC_CUDA_WARN(nvrtcDestroyProgram(p)); }
-  } guard{&prog};
-
-  std::vector<std::string> opts = nvrtcOptions(request);
-  std::vector<const char *> optPtrs;
-  for (const std::string &o : opts)
-    optPtrs.push_back(o.c_str());
-  nvrtcResult rc = nvrtcCompileProgram(prog, int(optPtrs.size()), optPtrs.data());
-  size_t logSize = 0;
-  std::string log;
-  if (nvrtcGetProgramLogSize(prog, &logSize) == NVRTC_SUCCESS && logSize > 1) {
-    log.resize(logSize);
-    if (nvrtcGetProgramLog(prog, log.data()) != NVRTC_SUCCESS)
-      log.clear();
-    while (!log.empty() && (log.back() == '\0' || log.back() == '\n'))
-      log.pop_back();
-  }
-  if (rc != NVRTC_SUCCESS)
+  jit::NvrtcRequest nvrtc;
+  nvrtc.source = request.source;
+  nvrtc.sourceName = request.name;
+  nvrtc.arch = std::to_string(request.arch);
+  nvrtc.output = jit::NvrtcOutput::CUBIN;
+  nvrtc.defines = request.options;
+  jit::NvrtcResult result = jit::compileWithNvrtc(nvrtc);
+  if (!result.ok)
     return Status(Code::CompileError,
-                  fmt::format("NVRTC failed to compile {} for sm_{}: {}\n{}",
-                              request.name, request.arch,
-                              nvrtcGetErrorString(rc), log));
-  if (!log.empty())
-    MSCCLC_LOG(Debug, "NVRTC log for {}:\n{}", request.name, log);
-  size_t size = 0;
-  MSCCLC_CUDA_CHECK(nvrtcGetCUBINSize(prog, &size));
-  cubin->resize(size);
-  MSCCLC_CUDA_CHECK(nvrtcGetCUBIN(prog, cubin->data()));
+                  fmt::format("NVRTC failed to compile {} for sm_{}:\n{}",
+                              request.name, request.arch, result.log));
+  if (!result.log.empty())
+    MSCCLC_LOG(Debug, "NVRTC log for {}:\n{}", request.name, result.log);
+  *cubin = std::move(result.binary);
   return Status::ok();
 }
 

@@ -3,6 +3,8 @@
 #include "mscclc/runtime/Program.h"
 #include "mscclc/runtime/Communicator.h"
 
+#include <nlohmann/json.hpp>
+
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
@@ -68,6 +70,32 @@ Status makeTemp(const char *suffix, TempFile *out) {
     return systemError(fmt::format("mkstemps({}): {}", tmpl, strerror(errno)));
   close(fd);
   out->path = buf.data();
+  return Status::ok();
+}
+
+/// Splits the compiler's `--emit=bundle` output into its CUDA source and
+/// its plan (as JSON text, for parsePlan).
+Status splitBundle(const std::string &text, std::string *cuda,
+                   std::string *plan) {
+  nlohmann::json bundle =
+      nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (bundle.is_discarded() || !bundle.is_object())
+    return invalidArgument("the compiler's output is not a JSON object");
+  auto format = bundle.find("format");
+  auto version = bundle.find("version");
+  if (format == bundle.end() || *format != "mscclc-bundle" ||
+      version == bundle.end() || *version != 1)
+    return invalidArgument(
+        "the compiler's output is not an mscclc-bundle of version 1 (is "
+        "MSCCLC_COMPILER an mscclc of the same release?)");
+  auto planIt = bundle.find("plan");
+  auto cudaIt = bundle.find("cuda");
+  if (planIt == bundle.end() || !planIt->is_object())
+    return invalidArgument("the bundle has no \"plan\" object");
+  if (cudaIt == bundle.end() || !cudaIt->is_string())
+    return invalidArgument("the bundle has no \"cuda\" string");
+  *plan = planIt->dump();
+  *cuda = cudaIt->get<std::string>();
   return Status::ok();
 }
 
@@ -199,32 +227,31 @@ Status Program::compileFile(const std::string &path,
   for (const std::string &a : options.extraArgs)
     common.push_back(a);
 
-  std::string outputs[2];
-  const char *emits[2] = {"--emit=cuda", "--emit=plan"};
-  for (int i = 0; i < 2; ++i) {
-    std::vector<std::string> args = common;
-    args.push_back(emits[i]);
-    std::string err;
-    int code = 0;
-    MSCCLC_TRY(runProcess(compiler, args, &outputs[i], &err, &code));
-    if (code != 0) {
-      while (!err.empty() && err.back() == '\n')
-        err.pop_back();
-      return Status(Code::CompileError,
-                    fmt::format("mscclc {} failed (exit {}) for {}:\n{}",
-                                emits[i], code, path,
-                                err.empty() ? "(no diagnostics)" : err));
-    }
-    if (!err.empty())
-      MSCCLC_LOG(Info, "mscclc {}: {}", emits[i], err);
+  // One run writes the CUDA and the plan, from one analysis of the program.
+  std::vector<std::string> args = common;
+  args.push_back("--emit=bundle");
+  std::string output, err;
+  int code = 0;
+  MSCCLC_TRY(runProcess(compiler, args, &output, &err, &code));
+  if (code != 0) {
+    while (!err.empty() && err.back() == '\n')
+      err.pop_back();
+    return Status(Code::CompileError,
+                  fmt::format("mscclc failed (exit {}) for {}:\n{}", code, path,
+                              err.empty() ? "(no diagnostics)" : err));
   }
-  MSCCLC_TRY(
-      fromGenerated(outputs[0], outputs[1], out)
-          .context(fmt::format("loading the output of mscclc for {}", path)));
+  if (!err.empty())
+    MSCCLC_LOG(Info, "mscclc: {}", err);
+  std::string cuda, plan;
+  MSCCLC_TRY(splitBundle(output, &cuda, &plan)
+                 .context(fmt::format("reading the output of mscclc for {}",
+                                      path)));
+  MSCCLC_TRY(fromGenerated(cuda, plan, out)
+                 .context(fmt::format("loading the output of mscclc for {}",
+                                      path)));
   if ((*out)->plan().ranks != options.ranks)
-    return internalError(
-        fmt::format("the plan is for {} ranks, {} were asked for",
-                    (*out)->plan().ranks, options.ranks));
+    return internalError(fmt::format("the plan is for {} ranks, {} were asked for",
+                                (*out)->plan().ranks, options.ranks));
   return Status::ok();
 }
 

@@ -1,13 +1,12 @@
 //===- PlanEmitter.cpp - The JSON plan the runtime launches kernels from -===//
 //
-// docs/plan.md is the contract. The plan is written from the same
-// ProgramInfo as the kernels, so channel order, wait slots and grid sizes
+// docs/plan.md is the contract. `--emit=bundle` writes the plan and the
+// kernels from one ProgramInfo, so channel order, wait slots and grid sizes
 // always match the generated code.
 //
 //===----------------------------------------------------------------------===//
 
-#include "ProgramInfo.h"
-#include "mscclc/Backend/Backend.h"
+#include "Emitters.h"
 
 #include "llvm/Support/JSON.h"
 
@@ -15,9 +14,10 @@ using namespace mlir;
 using namespace mscl;
 
 namespace mscclc {
+namespace backend {
 namespace {
 
-void writeChannel(llvm::json::OStream &j, const backend::ChannelInfo &c) {
+void writeChannel(llvm::json::OStream &j, const ChannelInfo &c) {
   j.object([&] {
     j.attribute("index", c.index);
     j.attribute("name", c.name);
@@ -40,33 +40,29 @@ void writeChannel(llvm::json::OStream &j, const backend::ChannelInfo &c) {
 
 } // namespace
 
-LogicalResult emitPlan(ProgramOp program, llvm::raw_ostream &os,
-                       const CudaOptions &options) {
-  using namespace backend;
-  std::optional<ProgramInfo> info = ProgramInfo::build(program);
-  if (!info)
-    return failure();
+void writePlan(const ProgramInfo &info, llvm::raw_ostream &os,
+               const CudaOptions &options) {
+  ProgramOp program = info.program;
   llvm::json::OStream j(os, 2);
   j.object([&] {
     j.attribute("format", "mscclc-plan");
     j.attribute("version", 1);
     j.attribute("abiVersion", 1);
-    j.attribute("name", info->name);
+    j.attribute("name", info.name);
     j.attribute("collective",
                 stringifyCollectiveKind(program.getCollective()).str());
-    j.attribute("ranks", info->ranks);
+    j.attribute("ranks", info.ranks);
     j.attribute("gpusPerNode", static_cast<int64_t>(program.getGpusPerNode()));
     j.attribute("instances", static_cast<int64_t>(program.getInstances()));
-    j.attribute("chunks", info->chunks);
+    j.attribute("chunks", info.chunks);
     j.attribute("inputChunks", static_cast<int64_t>(program.getInputChunks()));
     j.attribute("outputChunks",
                 static_cast<int64_t>(program.getOutputChunks()));
     j.attribute("inPlace", program.getInplace());
     j.attribute("root", static_cast<int64_t>(program.getRoot()));
     j.attribute("threadsPerBlock", options.threadsPerBlock);
-    j.attribute("llProtocol", "LL16");
     j.attributeArray("dtypes", [&] {
-      if (info->usesSwitch) {
+      if (info.usesSwitch) {
         for (const char *t : {"f32", "f16", "bf16"})
           j.value(t);
         return;
@@ -76,7 +72,7 @@ LogicalResult emitPlan(ProgramOp program, llvm::raw_ostream &os,
         j.value(t);
     });
     j.attributeArray("redops", [&] {
-      if (info->usesSwitch) {
+      if (info.usesSwitch) {
         j.value("sum");
         j.value("avg");
         return;
@@ -84,11 +80,11 @@ LogicalResult emitPlan(ProgramOp program, llvm::raw_ostream &os,
       for (const char *op : {"sum", "prod", "min", "max", "avg"})
         j.value(op);
     });
-    j.attribute("scaleKernel", scaleKernelName(*info));
-    j.attribute("usesPortChannels", info->usesPort);
-    j.attribute("usesSwitchChannels", info->usesSwitch);
+    j.attribute("scaleKernel", scaleKernelName(info));
+    j.attribute("usesPortChannels", info.usesPort);
+    j.attribute("usesSwitchChannels", info.usesSwitch);
     j.attributeArray("scratch", [&] {
-      for (const BufferInfo *s : info->scratch)
+      for (const BufferInfo *s : info.scratch)
         j.object([&] {
           j.attribute("name", s->name);
           j.attribute("index", s->scratchIndex);
@@ -97,10 +93,10 @@ LogicalResult emitPlan(ProgramOp program, llvm::raw_ostream &os,
         });
     });
     j.attributeArray("rankPlans", [&] {
-      for (const RankInfo &r : info->rankInfos)
+      for (const RankInfo &r : info.rankInfos)
         j.object([&] {
           j.attribute("rank", r.rank);
-          j.attribute("kernel", kernelName(*info, r.rank));
+          j.attribute("kernel", kernelName(info, r.rank));
           j.attribute("blocks", std::max<int64_t>(1, r.blocks));
           j.attribute("waitSlots", r.waitSlots);
           j.attributeArray("memoryChannels", [&] {
@@ -129,6 +125,42 @@ LogicalResult emitPlan(ProgramOp program, llvm::raw_ostream &os,
           });
         });
     });
+  });
+  os << "\n";
+}
+
+} // namespace backend
+
+LogicalResult emitPlan(ProgramOp program, llvm::raw_ostream &os,
+                       const CudaOptions &options) {
+  std::optional<backend::ProgramInfo> info =
+      backend::ProgramInfo::build(program);
+  if (!info)
+    return failure();
+  backend::writePlan(*info, os, options);
+  return success();
+}
+
+LogicalResult emitBundle(ProgramOp program, llvm::raw_ostream &os,
+                         const CudaOptions &options) {
+  std::optional<backend::ProgramInfo> info =
+      backend::ProgramInfo::build(program);
+  if (!info)
+    return failure();
+  std::string cuda;
+  llvm::raw_string_ostream cudaOs(cuda);
+  if (failed(backend::writeCuda(*info, cudaOs, options)))
+    return failure();
+  llvm::json::OStream j(os, 2);
+  j.object([&] {
+    j.attribute("format", "mscclc-bundle");
+    j.attribute("version", 1);
+    j.attributeBegin("plan");
+    j.rawValue([&](llvm::raw_ostream &raw) {
+      backend::writePlan(*info, raw, options);
+    });
+    j.attributeEnd();
+    j.attribute("cuda", cuda);
   });
   os << "\n";
   return success();

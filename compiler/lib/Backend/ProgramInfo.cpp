@@ -3,6 +3,7 @@
 #include "ProgramInfo.h"
 
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/Path.h"
 
 #include <cctype>
 
@@ -11,6 +12,21 @@ using namespace mscl;
 
 namespace mscclc {
 namespace backend {
+
+unsigned sourceLine(Location loc, std::string *file) {
+  unsigned line = 0;
+  loc->walk([&](Location inner) {
+    if (auto fileLoc = dyn_cast<FileLineColLoc>(inner)) {
+      line = fileLoc.getLine();
+      if (file)
+        *file =
+            llvm::sys::path::filename(fileLoc.getFilename().getValue()).str();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return line;
+}
 
 std::string sanitize(llvm::StringRef name) {
   std::string out;
@@ -77,6 +93,7 @@ std::optional<ProgramInfo> ProgramInfo::build(ProgramOp program) {
   info.ranks = static_cast<int64_t>(program.getRanks());
   info.chunks = static_cast<int64_t>(program.getChunks());
   info.rankInfos.resize(info.ranks);
+  info.rankOps.resize(info.ranks);
   for (int64_t r = 0; r < info.ranks; ++r)
     info.rankInfos[r].rank = r;
 
@@ -156,6 +173,7 @@ std::optional<ProgramInfo> ProgramInfo::build(ProgramOp program) {
       rankOp.emitOpError() << "rank outside the program";
       return std::nullopt;
     }
+    info.rankOps[r] = rankOp;
     for (Operation &tbOp : rankOp.getBody().front()) {
       auto tb = dyn_cast<ThreadBlockOp>(tbOp);
       if (!tb)

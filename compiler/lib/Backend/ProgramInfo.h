@@ -81,6 +81,7 @@ public:
   std::vector<std::unique_ptr<ChannelInfo>> channels;
   std::vector<std::unique_ptr<SwitchInfo>> switches;
   std::vector<RankInfo> rankInfos; ///< index = rank
+  std::vector<mscl::RankOp> rankOps; ///< index = rank; null if absent
   bool usesPort = false, usesSwitch = false;
 
   const BufferInfo *lookupBuffer(llvm::StringRef name) const;
@@ -92,6 +93,10 @@ private:
   llvm::StringMap<ChannelInfo *> channelByName;
   llvm::StringMap<SwitchInfo *> switchByName;
 };
+
+/// The .mscl line of a location (0 when it has none); `file` gets the
+/// source file's name.
+unsigned sourceLine(mlir::Location loc, std::string *file = nullptr);
 
 /// A C identifier derived from `name` (letters, digits, underscores).
 std::string sanitize(llvm::StringRef name);

@@ -10,6 +10,7 @@
 
 #include "mscclc/Backend/Backend.h"
 #include "mscclc/Frontend/Frontend.h"
+#include "mscclc/jit/Nvrtc.h"
 #include "mscclc/MLIRGen/MLIRGen.h"
 #include "mscclc/Simulator/Simulator.h"
 
@@ -36,7 +37,7 @@ namespace cl = llvm::cl;
 
 namespace {
 
-enum class EmitKind { AST, MLIR, CUDA, Plan, PTX, CUBIN, Dot };
+enum class EmitKind { AST, MLIR, CUDA, Plan, Bundle, PTX, CUBIN, Dot };
 
 cl::OptionCategory mscclcCategory("mscclc options");
 
@@ -63,6 +64,8 @@ cl::opt<EmitKind> emitKind(
                clEnumValN(EmitKind::MLIR, "mlir", "the mscl dialect"),
                clEnumValN(EmitKind::CUDA, "cuda", "CUDA C++, a kernel per rank"),
                clEnumValN(EmitKind::Plan, "plan", "the runtime's JSON plan"),
+               clEnumValN(EmitKind::Bundle, "bundle",
+                          "the plan and the CUDA in one JSON document"),
                clEnumValN(EmitKind::PTX, "ptx", "PTX through NVRTC (--arch)"),
                clEnumValN(EmitKind::CUBIN, "cubin", "a CUBIN through NVRTC"),
                clEnumValN(EmitKind::Dot, "dot",
@@ -233,18 +236,19 @@ LogicalResult emitModule(ModuleOp module, llvm::raw_ostream &os) {
   cudaOptions.embedHeaders = embedHeaders;
   if (emitKind == EmitKind::Plan)
     return mscclc::emitPlan(program, os, cudaOptions);
+  if (emitKind == EmitKind::Bundle)
+    return mscclc::emitBundle(program, os, cudaOptions);
   if (emitKind == EmitKind::CUDA)
     return mscclc::emitCuda(program, os, cudaOptions);
-  mscclc::NvrtcRequest request;
+  mscclc::jit::NvrtcRequest request;
   llvm::raw_string_ostream source(request.source);
   if (failed(mscclc::emitCuda(program, source, cudaOptions)))
     return failure();
   request.arch = arch;
-  request.output = emitKind == EmitKind::PTX ? mscclc::NvrtcOutput::PTX
-                                             : mscclc::NvrtcOutput::CUBIN;
-  request.extraOptions = {"-DMSCCLC_DTYPE=" + dtype,
-                          "-DMSCCLC_REDOP=" + redop};
-  mscclc::NvrtcResult result = mscclc::compileWithNvrtc(request);
+  request.output = emitKind == EmitKind::PTX ? mscclc::jit::NvrtcOutput::PTX
+                                             : mscclc::jit::NvrtcOutput::CUBIN;
+  request.defines = {"-DMSCCLC_DTYPE=" + dtype, "-DMSCCLC_REDOP=" + redop};
+  mscclc::jit::NvrtcResult result = mscclc::jit::compileWithNvrtc(request);
   if (!result.ok) {
     emitError(program.getLoc())
         << "cannot emit " << (emitKind == EmitKind::PTX ? "ptx" : "cubin")

@@ -20,21 +20,39 @@ using namespace mscclc::rt;
 
 namespace {
 
-/// A stand-in compiler: prints a fixed CUDA source or plan, or fails like
-/// mscclc does on a bad program.
+/// The stand-in compiler's folder; its `calls` file gets a line per run.
+std::string fakeCompilerDir() {
+  return "/tmp/mscclc-fake-" + std::to_string(getpid());
+}
+
+/// Runs of the stand-in compiler so far.
+int fakeCompilerCalls() {
+  std::ifstream in(fakeCompilerDir() + "/calls");
+  int lines = 0;
+  for (std::string line; std::getline(in, line);)
+    ++lines;
+  return lines;
+}
+
+/// A stand-in compiler: prints a bundle of a fixed CUDA source and plan, or
+/// fails like mscclc does on a bad program. Each run is counted.
 std::string writeFakeCompiler(const std::string &plan) {
-  std::string dir = "/tmp/mscclc-fake-" + std::to_string(getpid());
+  std::string dir = fakeCompilerDir();
   mkdir(dir.c_str(), 0755);
   std::string planPath = dir + "/plan.json";
   std::ofstream(planPath) << plan;
   std::string path = dir + "/mscclc";
   std::ofstream f(path);
   f << "#!/bin/sh\n"
+       "echo \"$*\" >> " << dir << "/calls\n"
        "for a in \"$@\"; do\n"
        "  case \"$a\" in\n"
        "    *bad.mscl) echo \"$a:3:5: error: unknown channel 'c'\" >&2; exit 1;;\n"
-       "    --emit=cuda) echo 'extern \"C\" __global__ void k() {}'; exit 0;;\n"
-       "    --emit=plan) cat " << planPath << "; exit 0;;\n"
+       "    --emit=bundle)\n"
+       "      printf '{\"format\": \"mscclc-bundle\", \"version\": 1, \"plan\": '\n"
+       "      cat " << planPath << "\n"
+       "      printf ', \"cuda\": \"extern \\\\\"C\\\\\" __global__ void k() {}\"}'\n"
+       "      exit 0;;\n"
        "  esac\n"
        "done\n"
        "echo 'no --emit given' >&2; exit 2\n";
@@ -105,8 +123,11 @@ TEST(ApiTest, CompilerIsFoundAndItsDiagnosticsAreKept) {
   mscclcCompileOptions opts = MSCCLC_COMPILE_OPTIONS_INIT;
   opts.ranks = 2;
   mscclcProgram_t prog = nullptr;
+  int callsBefore = fakeCompilerCalls();
   ASSERT_EQ(mscclcProgramCompileFile(&prog, good.c_str(), &opts), mscclcSuccess)
       << mscclcGetLastError();
+  // One compiler process per program: it writes the CUDA and the plan.
+  EXPECT_EQ(fakeCompilerCalls() - callsBefore, 1);
   size_t send = 0, recv = 0;
   ASSERT_EQ(mscclcProgramBufferCounts(prog, 1000, &send, &recv), mscclcSuccess);
   EXPECT_EQ(send, 1000u);

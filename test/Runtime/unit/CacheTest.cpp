@@ -1,6 +1,7 @@
 //===- CacheTest.cpp - Kernel cache keys, storage and NVRTC ---------------===//
 
 #include "mscclc/runtime/Hash.h"
+#include "mscclc/jit/Nvrtc.h"
 #include "mscclc/runtime/Loader.h"
 
 #include <gtest/gtest.h>
@@ -66,8 +67,8 @@ TEST(CacheKeyTest, EverythingThatChangesTheBinaryChangesTheKey) {
 
 TEST(CacheKeyTest, DeviceHeadersAreEmbedded) {
   bool found = false;
-  for (const EmbeddedHeader &h : embeddedHeaders())
-    found |= std::string(h.includeName) == "mscclc/device/KernelArgs.h";
+  for (const mscclc::jit::DeviceHeader &h : mscclc::jit::deviceHeaders())
+    found |= std::string(h.name) == "mscclc/device/KernelArgs.h";
   EXPECT_TRUE(found);
 }
 

@@ -3,9 +3,8 @@
 // The CUDA backend turns a (post-pass) `mscl.program` into one CUDA C++
 // translation unit holding an `extern "C"` kernel per rank, plus the JSON
 // plan the runtime needs to launch them (docs/backend.md, docs/plan.md,
-// docs/kernel-abi.md). The NVRTC entry point compiles that source to PTX or
-// a CUBIN without a GPU; libnvrtc is loaded at run time, so mscclc itself
-// does not depend on CUDA.
+// docs/kernel-abi.md). PTX and CUBINs come from that source through the
+// NVRTC set-up the runtime shares (mscclc/jit/Nvrtc.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef MSCCLC_BACKEND_BACKEND_H
@@ -17,9 +16,6 @@
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
-
-#include <string>
-#include <vector>
 
 namespace mscclc {
 
@@ -39,42 +35,14 @@ mlir::LogicalResult emitCuda(mscl::ProgramOp program, llvm::raw_ostream &os,
 mlir::LogicalResult emitPlan(mscl::ProgramOp program, llvm::raw_ostream &os,
                              const CudaOptions &options = {});
 
+/// Emits both as one JSON document, {"format": "mscclc-bundle", "version":
+/// 1, "plan": {...}, "cuda": "..."}: what the runtime compiles a program
+/// from, with one run of the compiler.
+mlir::LogicalResult emitBundle(mscl::ProgramOp program, llvm::raw_ostream &os,
+                               const CudaOptions &options = {});
+
 /// Finds the single `mscl.program` in `module`, or reports an error.
 mscl::ProgramOp getSingleProgram(mlir::ModuleOp module);
-
-/// The device headers (runtime/include/mscclc/device/*.h), embedded at build
-/// time: include names ("mscclc/device/Device.h") and their text.
-struct EmbeddedHeader {
-  const char *name;
-  const char *text;
-};
-llvm::ArrayRef<EmbeddedHeader> getDeviceHeaders();
-
-/// What NVRTC should produce.
-enum class NvrtcOutput { PTX, CUBIN };
-
-struct NvrtcRequest {
-  std::string source;
-  std::string sourceName = "mscclc_program.cu";
-  std::string arch = "sm_90"; ///< sm_XX
-  NvrtcOutput output = NvrtcOutput::PTX;
-  std::vector<std::string> extraOptions; ///< e.g. -DMSCCLC_DTYPE=f16
-};
-
-struct NvrtcResult {
-  bool ok = false;
-  std::string binary; ///< PTX text or CUBIN bytes
-  std::string log;    ///< compiler log, or why NVRTC is unavailable
-};
-
-/// Compiles through NVRTC (dlopen'ed: $MSCCLC_NVRTC, libnvrtc.so,
-/// $CUDA_HOME/lib64, /usr/local/cuda/lib64). The device headers are passed
-/// in memory, so no include path is needed.
-NvrtcResult compileWithNvrtc(const NvrtcRequest &request);
-
-/// Whether libnvrtc can be loaded; `version` gets "major.minor" or the
-/// reason it cannot.
-bool isNvrtcAvailable(std::string &version);
 
 } // namespace mscclc
 

@@ -1,8 +1,8 @@
-//===- Cuda.h - Checked CUDA runtime, driver and NVRTC calls --*- C++ -*-===//
+//===- Cuda.h - Checked CUDA runtime and driver calls ---------*- C++ -*-===//
 //
-// MSCCLC_CUDA_CHECK(call) is the one macro every CUDA runtime, driver and
-// NVRTC call goes through: on failure it returns a Status naming the call,
-// the error and the source line. MSCCLC_CUDA_WARN(call) does the same in
+// MSCCLC_CUDA_CHECK(call) is the one macro every CUDA runtime and driver
+// call goes through: on failure it returns a Status naming the call, the
+// error and the source line. MSCCLC_CUDA_WARN(call) does the same in
 // destructors, where the error can only be logged.
 //
 // The driver API is reached through cudaGetDriverEntryPointByVersion, never
@@ -19,14 +19,11 @@
 
 #include <cuda.h>
 #include <cuda_runtime.h>
-#include <nvrtc.h>
 
 namespace mscclc::rt {
 
 Status toStatus(cudaError_t err, const char *call, const char *file, int line);
 Status toStatus(CUresult err, const char *call, const char *file, int line);
-Status toStatus(nvrtcResult err, const char *call, const char *file,
-                int line);
 
 /// Driver entry points used by the runtime.
 struct DriverApi {

@@ -2,10 +2,10 @@
 //
 // Generated CUDA C++ is compiled with NVRTC for the device's architecture
 // into a cubin, which is kept in an on-disk cache keyed by the SHA-256 of
-// source + options + architecture + NVRTC version + the device headers it
-// includes. The device headers (runtime/include/mscclc/device/*.h) are
-// embedded in the library at build time, so a program compiles the same
-// wherever the library is installed.
+// the NVRTC version + the full option list (architecture included) + the
+// device headers + the source. NVRTC, its options and the embedded device
+// headers are the ones `mscclc --emit=cubin` uses (mscclc/jit/Nvrtc.h), so
+// a program compiles the same wherever the library is installed.
 //
 // Cache location: MSCCLC_CACHE_DIR, else $XDG_CACHE_HOME/mscclc, else
 // ~/.cache/mscclc. MSCCLC_CACHE=0 turns it off. Entries are written to a
@@ -31,15 +31,8 @@ struct CompileRequest {
   int arch = 0;                           ///< e.g. 90 for sm_90.
 };
 
-/// One embedded header, as NVRTC sees it.
-struct EmbeddedHeader {
-  const char *includeName; ///< "mscclc/device/KernelArgs.h"
-  const char *contents;
-};
-/// The headers compiled into the library.
-const std::vector<EmbeddedHeader> &embeddedHeaders();
-
-/// The NVRTC options every compile gets (arch, standard, include dirs).
+/// The NVRTC options of a request: jit::nvrtcOptions for a CUBIN of its
+/// architecture, then the request's own options.
 std::vector<std::string> nvrtcOptions(const CompileRequest &request);
 
 /// The cache key of a request (64 hex digits).
@@ -70,8 +63,8 @@ struct CompileStats {
   std::string key;
 };
 
-/// Compiles with NVRTC (no cache). On a compile error the Status message
-/// carries NVRTC's log.
+/// Compiles with NVRTC (no cache). On a compile error, or where libnvrtc
+/// cannot be loaded, the Status message carries NVRTC's log or the reason.
 Status compileToCubin(const CompileRequest &request, std::string *cubin);
 
 /// Cache lookup, else compile and store.
