@@ -13,8 +13,13 @@
 
 #include "mscclc/Simulator/Simulator.h"
 
+#include "mlir/IR/AsmState.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <map>
+#include <set>
+#include <tuple>
 
 using namespace mlir;
 using namespace mscclc::sim;
@@ -28,14 +33,15 @@ struct Node {
 };
 } // namespace
 
-static std::string label(Operation *op) {
+/// The node text of `op`: the op without its regions, printed through the
+/// program's one AsmState (printing an op on its own would verify and
+/// number the whole module each time).
+static std::string label(Operation *op, AsmState &asmState) {
   std::string text;
   llvm::raw_string_ostream os(text);
   if (isa<mscl::PipelineOp>(op->getParentOp()))
     os << "[pipeline] ";
-  OpPrintingFlags flags;
-  flags.skipRegions();
-  op->print(os, flags);
+  op->print(os, asmState);
   std::string escaped;
   llvm::StringRef body = llvm::StringRef(text).ltrim();
   body.consume_front("mscl.");
@@ -47,9 +53,41 @@ static std::string label(Operation *op) {
   return escaped;
 }
 
-static bool overlaps(const ChunkRef &a, const ChunkRef &b) {
-  return a.buffer == b.buffer && a.rank == b.rank &&
-         a.index < b.index + b.count && b.index < a.index + a.count;
+/// One chunk of one buffer on one rank: where readers are indexed.
+using ChunkSlot = std::tuple<int, int, int64_t>;
+
+/// The data edges: from every node that writes a chunk to every node that
+/// reads it (later in the same block, or in any other block), each pair
+/// once, ordered by writer then reader. Readers are indexed by the chunks
+/// they read, so the work is proportional to the chunks touched, not to the
+/// square of the node count.
+static void emitDataEdges(ArrayRef<Node> nodes, llvm::raw_ostream &os) {
+  std::map<ChunkSlot, SmallVector<int, 4>> readersOf;
+  for (auto [r, reader] : llvm::enumerate(nodes))
+    for (const ChunkRef &c : reader.reads)
+      for (int64_t i = c.index; i < c.index + c.count; ++i) {
+        SmallVector<int, 4> &list = readersOf[{c.buffer, c.rank, i}];
+        if (list.empty() || list.back() != static_cast<int>(r))
+          list.push_back(static_cast<int>(r));
+      }
+  for (auto [w, writer] : llvm::enumerate(nodes)) {
+    std::set<int> targets;
+    for (const ChunkRef &c : writer.writes)
+      for (int64_t i = c.index; i < c.index + c.count; ++i) {
+        auto it = readersOf.find({c.buffer, c.rank, i});
+        if (it == readersOf.end())
+          continue;
+        for (int r : it->second) {
+          const Node &reader = nodes[r];
+          if (r == static_cast<int>(w) ||
+              (writer.block == reader.block && reader.order < writer.order))
+            continue;
+          targets.insert(r);
+        }
+      }
+    for (int r : targets)
+      os << "  n" << w << " -> n" << r << ";\n";
+  }
 }
 
 void mscclc::sim::emitDot(mscl::ProgramOp program, llvm::raw_ostream &os) {
@@ -62,6 +100,10 @@ void mscclc::sim::emitDot(mscl::ProgramOp program, llvm::raw_ostream &os) {
     return;
   }
   const Model &model = *built;
+  Operation *top = program;
+  while (Operation *parent = top->getParentOp())
+    top = parent;
+  AsmState asmState(top, OpPrintingFlags().skipRegions().assumeVerified());
   std::vector<Node> nodes;
   llvm::DenseMap<Operation *, int> nodeOf;
   // channel -> signal nodes in order; channel -> wait nodes in order.
@@ -116,6 +158,9 @@ void mscclc::sim::emitDot(mscl::ProgramOp program, llvm::raw_ostream &os) {
     }
   }
 
+  std::vector<SmallVector<int>> nodesOfBlock(model.blocks.size());
+  for (auto [i, node] : llvm::enumerate(nodes))
+    nodesOfBlock[node.block].push_back(static_cast<int>(i));
   int lastRank = -1;
   for (auto [b, block] : llvm::enumerate(model.blocks)) {
     if (block.rank != lastRank) {
@@ -131,10 +176,9 @@ void mscclc::sim::emitDot(mscl::ProgramOp program, llvm::raw_ostream &os) {
       os << ".." << block.id + block.group - 1;
     os << "\";\n";
     int previous = -1;
-    for (auto [i, node] : llvm::enumerate(nodes)) {
-      if (node.block != static_cast<int>(b))
-        continue;
-      os << "      n" << i << " [label=\"" << label(node.op) << "\"];\n";
+    for (int i : nodesOfBlock[b]) {
+      os << "      n" << i << " [label=\"" << label(nodes[i].op, asmState)
+         << "\"];\n";
       if (previous >= 0)
         os << "      n" << previous << " -> n" << i
            << " [color=gray, style=dashed];\n";
@@ -153,16 +197,6 @@ void mscclc::sim::emitDot(mscl::ProgramOp program, llvm::raw_ostream &os) {
       os << "  n" << from[k] << " -> n" << to[k]
          << " [color=blue, label=\"@" << ch.name << "\", fontsize=8];\n";
   }
-  for (auto [w, writer] : llvm::enumerate(nodes))
-    for (auto [r, reader] : llvm::enumerate(nodes)) {
-      if (w == r || (writer.block == reader.block && reader.order < writer.order))
-        continue;
-      bool linked = false;
-      for (const ChunkRef &a : writer.writes)
-        for (const ChunkRef &b : reader.reads)
-          linked |= overlaps(a, b);
-      if (linked)
-        os << "  n" << w << " -> n" << r << ";\n";
-    }
+  emitDataEdges(nodes, os);
   os << "}\n";
 }
