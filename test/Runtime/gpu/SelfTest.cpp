@@ -2,8 +2,8 @@
 //
 // Checks the runtime itself (communicators in all three process models,
 // IPC exchange, semaphores, scratch growth, buffer contexts, the port proxy
-// with copy engines, groups, back-to-back launches, CUDA graphs, kernel
-// time-outs and their reports, reset, the multicast refusal) with the
+// with copy engines, LL8 packets, groups, back-to-back launches, CUDA graphs,
+// kernel time-outs and their reports, reset, the multicast refusal) with the
 // kernels of SelfTestKernels.h, so it does not depend on the code generator.
 //
 //   runtime-gpu-selftest [--model group|threads|procs|all] [--timeout-test]
@@ -29,47 +29,76 @@ namespace {
 
 bool quick = false;
 
-std::string channelJson(int r, int n, bool port, const char *peerBuf) {
+/// The self-test kernels (SelfTestKernels.h).
+enum class Kernel { Hb, Port, LL8 };
+
+const char *kernelName(Kernel k) {
+  switch (k) {
+  case Kernel::Hb: return "selftest_hb";
+  case Kernel::Port: return "selftest_port";
+  case Kernel::LL8: return "selftest_ll8";
+  }
+  return "?";
+}
+
+/// Rank r's channels, channel i to peer (r + 1 + i) % n. The HB and port
+/// kernels signal and wait (one wait slot per channel); the LL8 kernel
+/// synchronises through its packets alone.
+std::string channelJson(int r, int n, Kernel k) {
+  const char *protocol = k == Kernel::Hb    ? ", \"protocol\": \"HB\""
+                         : k == Kernel::LL8 ? ", \"protocol\": \"LL\""
+                                            : "";
+  const char *peerBuf = k == Kernel::Port ? "output" : "scratch";
+  bool sync = k != Kernel::LL8;
   std::string s;
   for (int i = 0; i + 1 < n; ++i) {
     int peer = (r + 1 + i) % n;
     int peerIndex = (r - peer - 1 + 2 * n) % n;
     s += std::string(i ? "," : "") + "{\"index\": " + std::to_string(i) +
          ", \"name\": \"c" + std::to_string(r) + "_" + std::to_string(peer) +
-         "\", \"peer\": " + std::to_string(peer) +
-         (port ? "" : ", \"protocol\": \"HB\"") +
+         "\", \"peer\": " + std::to_string(peer) + protocol +
          ", \"id\": 0, \"peerIndex\": " + std::to_string(peerIndex) +
-         ", \"block\": 0, \"group\": 1, \"waitSlot\": " + std::to_string(i) +
-         ", \"signals\": true, \"waits\": true, \"peerBuffers\": [\"" +
-         peerBuf + "\"]}";
+         ", \"block\": 0, \"group\": 1, \"waitSlot\": " +
+         std::to_string(sync ? i : -1) +
+         ", \"signals\": " + (sync ? "true" : "false") +
+         ", \"waits\": " + (sync ? "true" : "false") +
+         ", \"peerBuffers\": [\"" + peerBuf + "\"]}";
   }
   return s;
 }
 
 /// The plan of a self-test kernel for n ranks.
-std::string selfTestPlan(bool port, int n, bool inPlace) {
-  std::string name = port ? "selftest_port" : "selftest_hb";
+std::string selfTestPlan(Kernel k, int n, bool inPlace) {
+  std::string name = kernelName(k);
+  bool gather = k != Kernel::Hb;
+  std::string scratch =
+      k == Kernel::Hb ? "{\"name\": \"recv\", \"index\": 0, \"chunks\": " +
+                            std::to_string(n) + "}"
+      : k == Kernel::LL8
+          ? "{\"name\": \"packets\", \"index\": 0, \"chunks\": " +
+                std::to_string(n) + ", \"packet\": true}"
+          : "";
+  int waitSlots = k == Kernel::LL8 ? 0 : n - 1;
   std::string s = "{\"format\": \"mscclc-plan\", \"version\": 1, "
-                  "\"abiVersion\": 1, \"name\": \"" + name + "\", "
-                  "\"collective\": \"" +
-                  (port ? "allgather" : "allreduce") +
+                  "\"abiVersion\": 1, \"name\": \"" + name +
+                  "\", \"collective\": \"" +
+                  (gather ? "allgather" : "allreduce") +
                   "\", \"ranks\": " + std::to_string(n) +
                   ", \"chunks\": 1, \"inputChunks\": 1, \"outputChunks\": " +
-                  std::to_string(port ? n : 1) + ", \"inPlace\": " +
-                  (inPlace ? "true" : "false") +
+                  std::to_string(gather ? n : 1) +
+                  ", \"inPlace\": " + (inPlace ? "true" : "false") +
                   ", \"threadsPerBlock\": 512, "
                   "\"dtypes\": [\"f32\", \"f16\", \"bf16\", \"i32\"], "
                   "\"redops\": [\"sum\"], \"usesPortChannels\": " +
-                  (port ? "true" : "false") + ", \"usesSwitchChannels\": false, "
-                  "\"scratch\": [" +
-                  (port ? "" : "{\"name\": \"recv\", \"index\": 0, \"chunks\": " +
-                                   std::to_string(n) + "}") +
+                  (k == Kernel::Port ? "true" : "false") +
+                  ", \"usesSwitchChannels\": false, \"scratch\": [" + scratch +
                   "], \"rankPlans\": [";
   for (int r = 0; r < n; ++r) {
-    std::string chans = channelJson(r, n, port, port ? "output" : "scratch");
+    std::string chans = channelJson(r, n, k);
+    bool port = k == Kernel::Port;
     s += std::string(r ? "," : "") + "{\"rank\": " + std::to_string(r) +
          ", \"kernel\": \"" + name + "_rank" + std::to_string(r) +
-         "\", \"blocks\": 1, \"waitSlots\": " + std::to_string(n - 1) +
+         "\", \"blocks\": 1, \"waitSlots\": " + std::to_string(waitSlots) +
          ", \"memoryChannels\": [" + (port ? "" : chans) +
          "], \"portChannels\": [" + (port ? chans : "") +
          "], \"switchChannels\": []}";
@@ -78,42 +107,67 @@ std::string selfTestPlan(bool port, int n, bool inPlace) {
 }
 
 struct Programs {
-  mscclcProgram_t hb = nullptr, hbInPlace = nullptr, port = nullptr, sw = nullptr;
+  mscclcProgram_t hb = nullptr, hbInPlace = nullptr, port = nullptr,
+                  ll8 = nullptr, sw = nullptr;
+
+  mscclcProgram_t of(Kernel k, bool inPlace) const {
+    switch (k) {
+    case Kernel::Hb: return inPlace ? hbInPlace : hb;
+    case Kernel::Port: return port;
+    case Kernel::LL8: return ll8;
+    }
+    return nullptr;
+  }
+  void destroy() {
+    for (mscclcProgram_t p : {hb, hbInPlace, port, ll8, sw})
+      mscclcProgramDestroy(p);
+  }
 };
+
+mscclcProgram_t createProgram(const std::string &plan) {
+  mscclcProgram_t p;
+  MSCCLC_OR_EXIT(
+      mscclcProgramCreateFromGenerated(&p, selfTestSource(), plan.c_str()));
+  return p;
+}
 
 Programs makePrograms(int n) {
   Programs p;
-  MSCCLC_OR_EXIT(mscclcProgramCreateFromGenerated(
-      &p.hb, selfTestSource(), selfTestPlan(false, n, false).c_str()));
-  MSCCLC_OR_EXIT(mscclcProgramCreateFromGenerated(
-      &p.hbInPlace, selfTestSource(), selfTestPlan(false, n, true).c_str()));
-  MSCCLC_OR_EXIT(mscclcProgramCreateFromGenerated(
-      &p.port, selfTestSource(), selfTestPlan(true, n, false).c_str()));
-  std::string sw = selfTestPlan(false, n, false);
+  p.hb = createProgram(selfTestPlan(Kernel::Hb, n, false));
+  p.hbInPlace = createProgram(selfTestPlan(Kernel::Hb, n, true));
+  p.port = createProgram(selfTestPlan(Kernel::Port, n, false));
+  p.ll8 = createProgram(selfTestPlan(Kernel::LL8, n, false));
+  std::string sw = selfTestPlan(Kernel::Hb, n, false);
   sw.replace(sw.find("\"usesSwitchChannels\": false"), 27,
              "\"usesSwitchChannels\": true");
-  MSCCLC_OR_EXIT(
-      mscclcProgramCreateFromGenerated(&p.sw, selfTestSource(), sw.c_str()));
+  p.sw = createProgram(sw);
   return p;
 }
+
+/// The cases every process model runs: (kernel, in place).
+const std::pair<Kernel, bool> kCases[] = {{Kernel::Hb, false},
+                                          {Kernel::Hb, true},
+                                          {Kernel::Port, false},
+                                          {Kernel::LL8, false}};
 
 uint64_t seedOf(int rank, size_t count, DType t, int round) {
   return 0x9e3779b9ull * uint64_t(rank + 1) + count * 131 + uint64_t(t) * 7 +
          uint64_t(round) * 100003;
 }
 
-/// All-reduce (hb) or all-gather (port) reference from every rank's seed.
-std::vector<double> reference(bool port, int n, int rank, size_t count, DType t,
-                              int round, double *mag) {
+/// All-reduce (hb) or all-gather (port, ll8) reference from every rank's
+/// seed.
+std::vector<double> reference(bool gather, int n, int rank, size_t count,
+                              DType t, int round, double *mag) {
   (void)rank;
   std::vector<char> buf(count * sizeOf(t));
-  std::vector<double> ref(port ? count * size_t(n) : count, 0.0);
+  std::vector<double> ref(gather ? count * size_t(n) : count, 0.0);
   *mag = 0;
   for (int r = 0; r < n; ++r) {
     fillRandom(t, buf.data(), count, seedOf(r, count, t, round));
     for (size_t i = 0; i < count; ++i) {
       double v = load(t, buf.data(), i);
-      if (port)
+      if (gather)
         ref[size_t(r) * count + i] = v;
       else
         ref[i] += v;
@@ -125,17 +179,19 @@ std::vector<double> reference(bool port, int n, int rank, size_t count, DType t,
 
 /// One rank's buffers for a case.
 struct Case {
-  bool port = false;
+  Kernel kernel = Kernel::Hb;
   bool inPlace = false;
   DType t = DType::F32;
   size_t count = 0;
   void *send = nullptr, *recv = nullptr;
   size_t sendBytes = 0, recvBytes = 0;
+
+  bool gathers() const { return kernel != Kernel::Hb; }
 };
 
 void setUp(Case &c, int n, int rank, int round) {
   c.sendBytes = c.count * sizeOf(c.t);
-  c.recvBytes = c.port ? c.sendBytes * size_t(n) : c.sendBytes;
+  c.recvBytes = c.gathers() ? c.sendBytes * size_t(n) : c.sendBytes;
   // Buffers that peers map get allocations of their own (docs/jit-api.md).
   MSCCLC_CUDA_OR_EXIT(
       cudaMalloc(&c.recv, std::max<size_t>(c.recvBytes, 2u << 20)));
@@ -157,8 +213,9 @@ size_t verify(const Case &c, int n, int rank, int round, const std::string &what
   MSCCLC_CUDA_OR_EXIT(
       cudaMemcpy(host.data(), c.recv, c.recvBytes, cudaMemcpyDeviceToHost));
   double mag = 0;
-  std::vector<double> ref = reference(c.port, n, rank, c.count, c.t, round, &mag);
-  double tol = c.port ? 0 : tolerance(c.t, n, mag);
+  std::vector<double> ref =
+      reference(c.gathers(), n, rank, c.count, c.t, round, &mag);
+  double tol = c.gathers() ? 0 : tolerance(c.t, n, mag);
   return compare(c.t, host.data(), ref, tol, what);
 }
 
@@ -171,9 +228,11 @@ void tearDown(Case &c) {
 
 std::string describe(const Case &c, const char *model) {
   char buf[160];
-  snprintf(buf, sizeof(buf), "[%s] %s %s count=%zu%s", model,
-           c.port ? "port-allgather" : "hb-allreduce", name(c.t), c.count,
-           c.inPlace ? " in-place" : "");
+  const char *what = c.kernel == Kernel::Hb     ? "hb-allreduce"
+                     : c.kernel == Kernel::Port ? "port-allgather"
+                                                : "ll8-allgather";
+  snprintf(buf, sizeof(buf), "[%s] %s %s count=%zu%s", model, what, name(c.t),
+           c.count, c.inPlace ? " in-place" : "");
   return buf;
 }
 
@@ -190,17 +249,17 @@ int rankMain(int rank, int n, mscclcComm_t comm, const char *model) {
     counts.push_back((16 << 20) + 1);
   std::vector<DType> types = {DType::F32, DType::F16, DType::BF16, DType::I32};
   int round = 0;
-  for (int kind = 0; kind < 3; ++kind) {
+  for (auto [kernel, inPlace] : kCases) {
     for (DType t : types) {
       for (size_t count : counts) {
         Case c;
-        c.port = kind == 2;
-        c.inPlace = kind == 1;
+        c.kernel = kernel;
+        c.inPlace = inPlace;
         c.t = t;
         c.count = count;
         ++round;
         setUp(c, n, rank, round);
-        mscclcProgram_t prog = c.port ? progs.port : c.inPlace ? progs.hbInPlace : progs.hb;
+        mscclcProgram_t prog = progs.of(kernel, inPlace);
         MSCCLC_OR_EXIT(mscclcProgramRun(prog, comm, c.send, c.recv, count,
                                         apiType(t), mscclcSum, stream));
         MSCCLC_OR_EXIT(
@@ -216,14 +275,14 @@ int rankMain(int rank, int n, mscclcComm_t comm, const char *model) {
   }
   // 1000 back-to-back launches on the same buffers, then one check; then the
   // same through a CUDA graph.
-  for (int kind = 0; kind < 2; ++kind) {
+  for (Kernel kernel : {Kernel::Hb, Kernel::Port, Kernel::LL8}) {
     Case c;
-    c.port = kind == 1;
+    c.kernel = kernel;
     c.t = DType::F32;
     c.count = 16384 + 5;
     ++round;
     setUp(c, n, rank, round);
-    mscclcProgram_t prog = c.port ? progs.port : progs.hb;
+    mscclcProgram_t prog = progs.of(kernel, false);
     for (int i = 0; i < 1000; ++i)
       MSCCLC_OR_EXIT(mscclcProgramRun(prog, comm, c.send, c.recv, c.count,
                                       mscclcFloat32, mscclcSum, stream));
@@ -271,10 +330,7 @@ int rankMain(int rank, int n, mscclcComm_t comm, const char *model) {
     tearDown(c);
   }
   MSCCLC_CUDA_OR_EXIT(cudaStreamSynchronize(stream));
-  mscclcProgramDestroy(progs.hb);
-  mscclcProgramDestroy(progs.hbInPlace);
-  mscclcProgramDestroy(progs.port);
-  mscclcProgramDestroy(progs.sw);
+  progs.destroy();
   MSCCLC_CUDA_OR_EXIT(cudaStreamDestroy(stream));
   printf("[%s] rank %d: %s\n", model, rank, failures ? "FAILED" : "passed");
   return failures;
@@ -342,20 +398,20 @@ int runGroup(int n) {
   }
   int failures = 0, round = 5000;
   std::vector<size_t> counts = {1, 777, 65536 + 7, (1 << 20) + 3};
-  for (int kind = 0; kind < 3; ++kind)
+  for (auto [kernel, inPlace] : kCases)
     for (DType t : {DType::F32, DType::F16, DType::BF16, DType::I32})
       for (size_t count : counts) {
         ++round;
         std::vector<Case> cs(static_cast<size_t>(n));
         for (int r = 0; r < n; ++r) {
           MSCCLC_CUDA_OR_EXIT(cudaSetDevice(r));
-          cs[size_t(r)].port = kind == 2;
-          cs[size_t(r)].inPlace = kind == 1;
+          cs[size_t(r)].kernel = kernel;
+          cs[size_t(r)].inPlace = inPlace;
           cs[size_t(r)].t = t;
           cs[size_t(r)].count = count;
           setUp(cs[size_t(r)], n, r, round);
         }
-        mscclcProgram_t prog = kind == 2 ? progs.port : kind == 1 ? progs.hbInPlace : progs.hb;
+        mscclcProgram_t prog = progs.of(kernel, inPlace);
         MSCCLC_OR_EXIT(mscclcGroupStart());
         for (int r = 0; r < n; ++r)
           MSCCLC_OR_EXIT(mscclcProgramRun(
@@ -379,10 +435,7 @@ int runGroup(int n) {
     MSCCLC_CUDA_OR_EXIT(cudaSetDevice(r));
     MSCCLC_CUDA_OR_EXIT(cudaStreamDestroy(streams[size_t(r)]));
   }
-  mscclcProgramDestroy(progs.hb);
-  mscclcProgramDestroy(progs.hbInPlace);
-  mscclcProgramDestroy(progs.port);
-  mscclcProgramDestroy(progs.sw);
+  progs.destroy();
   for (mscclcComm_t c : comms)
     mscclcCommDestroy(c);
   printf("[group] %s\n", failures ? "FAILED" : "passed");
@@ -432,10 +485,7 @@ int runWithLoneLauncher(int n,
       failures[size_t(r)] = body(lr);
       tearDown(lr.c);
       MSCCLC_CUDA_OR_EXIT(cudaStreamDestroy(lr.stream));
-      mscclcProgramDestroy(lr.progs.hb);
-      mscclcProgramDestroy(lr.progs.hbInPlace);
-      mscclcProgramDestroy(lr.progs.port);
-      mscclcProgramDestroy(lr.progs.sw);
+      lr.progs.destroy();
       MSCCLC_OR_EXIT(mscclcCommDestroy(lr.comm));
     });
   for (auto &t : threads)

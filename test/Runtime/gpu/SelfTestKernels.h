@@ -1,6 +1,6 @@
 //===- SelfTestKernels.h - Hand-written ABI kernels for runtime tests -*- C++ -*-===//
 //
-// Two small kernels written directly against docs/kernel-abi.md, so the
+// Three small kernels written directly against docs/kernel-abi.md, so the
 // runtime (IPC exchange, semaphores, proxy FIFO, copy engines, time-outs,
 // error records, graphs) is tested independently of the code generator:
 //  - selftest_hb: all-reduce over HB memory channels. Each rank puts its
@@ -9,6 +9,10 @@
 //    that is still being read.
 //  - selftest_port: all-gather over port channels: one put|signal trigger
 //    per peer (split below 2^27 bytes), wait, then flush.
+//  - selftest_ll8: all-gather in LL8 packets (mscclc/device/Packet.h,
+//    which generated code does not use yet) over LL memory channels: the
+//    input goes 4 bytes per packet into every peer's scratch, each rank
+//    reads its peers' packets into the output.
 // Compiled by NVRTC with -DMSCCLC_DTYPE=<f32|f16|bf16|i32>.
 //
 //===----------------------------------------------------------------------===//
@@ -21,6 +25,7 @@ namespace gputest {
 inline const char *selfTestSource() {
   return R"CUDA(
 #include "mscclc/device/KernelArgs.h"
+#include "mscclc/device/Packet.h"
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
 
@@ -266,12 +271,70 @@ __device__ void portAllGather(const MscclcKernelArgs &a, unsigned rank, unsigned
   }
 }
 
+/// Word w (4 bytes, zero-padded at the end) of a `bytes`-long buffer.
+__device__ unsigned loadWord(const unsigned char *p, unsigned long long bytes,
+                             unsigned long long w) {
+  unsigned v = 0;
+  for (unsigned b = 0; b < 4 && 4 * w + b < bytes; ++b)
+    v |= (unsigned)p[4 * w + b] << (8 * b);
+  return v;
+}
+__device__ void storeWord(unsigned char *p, unsigned long long bytes,
+                          unsigned long long w, unsigned v) {
+  for (unsigned b = 0; b < 4 && 4 * w + b < bytes; ++b)
+    p[4 * w + b] = (unsigned char)(v >> (8 * b));
+}
+
+/// LL8 all-gather: block `rank` of every output holds rank's input. Packet
+/// w of sender s for this launch sits at index 2 * (s * words + w) + parity:
+/// the parities alternate packet by packet, so a peer one launch ahead
+/// never overwrites a packet of this launch, even when the count (and with
+/// it `words`) changed in between. 2 * N * words LL8 packets fit in the
+/// plan's N packet chunks (sized for LL16, 8 data bytes per 16).
+__device__ void ll8AllGather(const MscclcKernelArgs &a, unsigned rank, unsigned N) {
+  if (!entryOk(a, rank, N))
+    return;
+  mscclc::dev::Ctx ctx(a, rank);
+  ctx.flag = a.state.blockEpoch[0] + 1; // never 0: scratch starts zeroed
+  const unsigned long long bytes = a.count * sizeof(T);
+  const unsigned long long words = (bytes + 3) / 4;
+  const unsigned parity = ctx.flag & 1u;
+  const unsigned char *in = (const unsigned char *)a.input;
+  unsigned char *out = (unsigned char *)a.output;
+  for (unsigned i = 0; i + 1 < N; ++i) {
+    mscclc::dev::LL8Packet *dst =
+        (mscclc::dev::LL8Packet *)a.memoryChannels[i].peerScratch;
+    for (unsigned long long w = threadIdx.x; w < words; w += blockDim.x)
+      mscclc::dev::storeLL8(dst + 2 * (rank * words + w) + parity,
+                            loadWord(in, bytes, w), ctx.flag);
+  }
+  for (unsigned long long j = threadIdx.x; j < bytes; j += blockDim.x)
+    out[rank * bytes + j] = in[j];
+  const mscclc::dev::LL8Packet *mine = (const mscclc::dev::LL8Packet *)a.scratch;
+  for (unsigned i = 0; i + 1 < N; ++i) {
+    unsigned peer = (rank + 1 + i) % N;
+    mscclc::dev::Site site = {0, MSCCLC_CHAN_MEMORY, i, MSCCLC_OPC_LL_READ};
+    for (unsigned long long w = threadIdx.x; w < words; w += blockDim.x)
+      storeWord(out + peer * bytes, bytes, w,
+                mscclc::dev::readLL8(ctx, site,
+                                     mine + 2 * (peer * words + w) + parity,
+                                     ctx.flag));
+  }
+  // Every thread read the old epoch before it moves on.
+  __syncthreads();
+  if (threadIdx.x == 0)
+    a.state.blockEpoch[0] = ctx.flag;
+}
+
 #define RANK_KERNELS(R)                                                        \
   extern "C" __global__ void selftest_hb_rank##R(const __grid_constant__ MscclcKernelArgs a) { \
     hbAllReduce(a, R, a.nranks);                                               \
   }                                                                            \
   extern "C" __global__ void selftest_port_rank##R(const __grid_constant__ MscclcKernelArgs a) { \
     portAllGather(a, R, a.nranks);                                             \
+  }                                                                            \
+  extern "C" __global__ void selftest_ll8_rank##R(const __grid_constant__ MscclcKernelArgs a) { \
+    ll8AllGather(a, R, a.nranks);                                              \
   }
 RANK_KERNELS(0)
 RANK_KERNELS(1)
