@@ -14,6 +14,7 @@ config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs"]
 
 config.substitutions.append(("%examples", os.path.join(config.mscclc_src_root, "examples")))
 config.substitutions.append(("%stdlib", os.path.join(config.mscclc_src_root, "stdlib")))
+config.substitutions.append(("%docs", os.path.join(config.mscclc_src_root, "docs")))
 config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
 
 llvm_config.use_default_substitutions()
@@ -22,7 +23,7 @@ tool_dirs = [config.mscclc_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(["mscl-opt", "mscclc", "mscclc-program-check"], tool_dirs)
 
 # `REQUIRES: nvrtc`: tests that compile generated CUDA through NVRTC. The
-# search mirrors mscclc's own (compiler/lib/Backend/Nvrtc.cpp).
+# search mirrors mscclc's own (runtime/jit/Nvrtc.cpp).
 def _have_nvrtc():
     import ctypes
     candidates = [os.environ.get("MSCCLC_NVRTC"), "libnvrtc.so",

@@ -4,7 +4,10 @@
 // runtime must agree on: buffer layout, each rank's channel arrays (the
 // order of MscclcKernelArgs' arrays), the block that owns each channel, the
 // reverse channel on the peer, which channels signal/wait and the wait
-// counter slots. Both emitters read this, so they can never disagree.
+// counter slots. `--emit=bundle` (what the runtime runs) writes the kernels
+// and the plan from one ProgramInfo, so the two agree by construction;
+// separate --emit=cuda and --emit=plan runs build the same ProgramInfo from
+// the same IR.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MSCCLC_LIB_BACKEND_PROGRAMINFO_H

@@ -1,8 +1,9 @@
 //===- Builtins.h - Names the language predefines --------------*- C++ -*-===//
 //
-// Built-in values, functions and channel operations, with their arities.
-// Sema uses the tables to check calls before anything runs; the Evaluator
-// uses the same enums to dispatch.
+// Built-in values, buffers, functions and channel operations, with their
+// arities: the one list of the names the language predefines. Sema checks
+// declarations and calls against it before anything runs; the Evaluator
+// dispatches on the same enums.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MSCCLC_LIB_FRONTEND_BUILTINS_H
@@ -16,13 +17,12 @@
 
 namespace mscclc {
 
-/// Values every program sees; none of them may be redefined.
-inline bool isBuiltinValue(llvm::StringRef name) {
-  return llvm::StringSwitch<bool>(name)
-      .Cases({"nranks", "gpus_per_node", "nnodes", "instances"}, true)
-      .Cases({"input", "output"}, true)
-      .Default(false);
-}
+/// Values every program sees (the Evaluator binds each); none of them may be
+/// redefined.
+constexpr llvm::StringLiteral kBuiltinValues[] = {
+    "nranks", "gpus_per_node", "nnodes", "instances", "inplace"};
+/// Buffers every program sees.
+constexpr llvm::StringLiteral kBuiltinBuffers[] = {"input", "output"};
 
 enum class BuiltinFn {
   Node,

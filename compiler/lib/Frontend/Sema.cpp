@@ -78,10 +78,9 @@ private:
 
 bool Sema::run() {
   unsigned before = diag.errorCount();
-  for (llvm::StringRef name :
-       {"nranks", "gpus_per_node", "nnodes", "instances", "inplace"})
+  for (llvm::StringRef name : kBuiltinValues)
     globals[name] = {Loc(), Entry::What::Value};
-  for (llvm::StringRef name : {"input", "output"})
+  for (llvm::StringRef name : kBuiltinBuffers)
     globals[name] = {Loc(), Entry::What::Buffer};
 
   collectFunctions();

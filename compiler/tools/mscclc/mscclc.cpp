@@ -82,6 +82,11 @@ cl::opt<std::string> redop("redop",
                            cl::desc("MSCCLC_REDOP for --emit=ptx|cubin"),
                            cl::value_desc("sum|prod|min|max"), cl::init("sum"),
                            cl::cat(mscclcCategory));
+cl::opt<int64_t> kernelRank(
+    "rank",
+    cl::desc("--emit=ptx|cubin: only this rank's kernel (and the scale "
+             "kernel), as the runtime compiles it"),
+    cl::init(-1), cl::cat(mscclcCategory));
 cl::opt<unsigned> threadsPerBlock("threads-per-block",
                                   cl::desc("blockDim.x recorded in the plan"),
                                   cl::init(512), cl::cat(mscclcCategory));
@@ -248,6 +253,16 @@ LogicalResult emitModule(ModuleOp module, llvm::raw_ostream &os) {
   request.output = emitKind == EmitKind::PTX ? mscclc::jit::NvrtcOutput::PTX
                                              : mscclc::jit::NvrtcOutput::CUBIN;
   request.defines = {"-DMSCCLC_DTYPE=" + dtype, "-DMSCCLC_REDOP=" + redop};
+  if (kernelRank.getNumOccurrences()) {
+    if (kernelRank < 0 || kernelRank >= int64_t(program.getRanks())) {
+      emitError(program.getLoc())
+          << "--rank " << kernelRank.getValue() << " is not a rank of the "
+          << int64_t(program.getRanks()) << "-rank program";
+      return failure();
+    }
+    request.defines.push_back("-DMSCCLC_RANK=" +
+                              std::to_string(kernelRank.getValue()));
+  }
   mscclc::jit::NvrtcResult result = mscclc::jit::compileWithNvrtc(request);
   if (!result.ok) {
     emitError(program.getLoc())

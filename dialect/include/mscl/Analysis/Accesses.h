@@ -1,7 +1,9 @@
 //===- Accesses.h - The chunks an mscl operation reads and writes --------===//
 //
-// The single source of truth for what each thread-block operation touches,
-// used by the dependence analysis, the fusions and the sync checks.
+// What each thread-block operation touches, as the transformation passes see
+// it: the dependence analysis, barrier insertion and the fusions ask this.
+// The verification model, the simulator and the backend still read the ops
+// themselves (docs/architecture.md lists each).
 //
 //===----------------------------------------------------------------------===//
 #ifndef MSCL_ANALYSIS_ACCESSES_H
