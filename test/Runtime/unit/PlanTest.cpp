@@ -202,7 +202,7 @@ TEST(PlanTest, MalformedJsonNamesTheLineAndColumn) {
   expectRejected("{} x", "line 1, column 4");
   expectRejected("{\"format\": \"open", "missing closing quote");
   expectRejected(std::string(500, '['), "unexpected end of input");
-  expectRejected("", "unexpected end of input");
+  expectRejected("", "line 1, column 1");
 }
 
 TEST(PlanTest, MissingKeysAreNamed) {
