@@ -14,6 +14,7 @@
 # (default 3), MSCCLC (default build/bin/mscclc). A shape the program
 # refuses (its `require`, a limit) is listed with the compiler's reason.
 set -euo pipefail
+shopt -s inherit_errexit # a failed run inside $(...) stops the script
 cd "$(dirname "$0")/.."
 MSCCLC="${MSCCLC:-build/bin/mscclc}"
 REPS="${REPS:-3}"

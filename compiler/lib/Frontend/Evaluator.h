@@ -138,7 +138,6 @@ private:
   bool checkOptions();
   bool evalParams();
   bool evalHeader(const ast::AlgorithmDecl &algo);
-  void setBufferChunks();
   Program finish();
 
   //===--- Diagnostics ----------------------------------------------------===//

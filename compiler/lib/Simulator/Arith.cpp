@@ -163,10 +163,6 @@ double mscclc::sim::toDouble(Word word) {
   return value;
 }
 
-int64_t mscclc::sim::toSigned(DataType type, Word word) {
-  return static_cast<int64_t>(wrapInt(type, word));
-}
-
 static bool isSigned(DataType type) {
   return type == DataType::i8 || type == DataType::i32 ||
          type == DataType::i64;

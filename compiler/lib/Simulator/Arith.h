@@ -30,8 +30,6 @@ Word wrapInt(DataType type, Word bits);
 
 Word fromDouble(double value);
 double toDouble(Word word);
-/// An integer word as a signed or unsigned value of its type, widened.
-int64_t toSigned(DataType type, Word word);
 
 /// acc[i] = acc[i] (op) src[i] for i < n, in `type`. `avg` reduces as sum
 /// (the division by the rank count happens once at the end).
