@@ -5,10 +5,19 @@
 # With MSCCLC_COMPILER set to a prebuilt mscclc binary (it links MLIR
 # statically and runs anywhere with glibc >= 2.36), only the runtime, the
 # host examples and their tests are built: for GPU hosts without MLIR 22.
+#
+# The runtime reads plans with nlohmann-json and formats its messages with
+# fmt, both header-only. On a host where libfmt-dev cannot be installed
+# (e.g. a GPU host with libfmt9 only and no package mirror), set
+# MSCCLC_FMT_INCLUDE_DIR to a folder holding a copy of fmt's headers (the
+# `fmt/` folder of another machine's /usr/include): the build then uses it
+# (CMake cache variable of the same name) and libfmt-dev is not installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PACKAGES=(cmake ninja-build g++ python3)
+# Every build: the runtime (nlohmann-json, fmt) and its unit tests
+# (GoogleTest).
+PACKAGES=(cmake ninja-build g++ libgtest-dev nlohmann-json3-dev)
 CONFIG=(-DMSCCLC_BUILD_COMPILER=ON -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir
         -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit)
 if [ -n "${MSCCLC_COMPILER:-}" ]; then
@@ -16,8 +25,17 @@ if [ -n "${MSCCLC_COMPILER:-}" ]; then
   echo "== using the prebuilt compiler $MSCCLC_COMPILER (runtime-only build)"
   CONFIG=(-DMSCCLC_BUILD_COMPILER=OFF)
 else
-  PACKAGES+=(llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools libzstd-dev
-             libgtest-dev nlohmann-json3-dev libfmt-dev)
+  # The compiler: MLIR/LLVM 22 (mlir-tblgen, lit and FileCheck among the
+  # tools), python3 for lit, and zlib and zstd, which MLIR's CMake package
+  # links into LLVMSupport (ZLIB::ZLIB, zstd::libzstd_shared).
+  PACKAGES+=(llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools python3
+             zlib1g-dev libzstd-dev)
+fi
+if [ -n "${MSCCLC_FMT_INCLUDE_DIR:-}" ]; then
+  [ -f "$MSCCLC_FMT_INCLUDE_DIR/fmt/format.h" ] || { echo "MSCCLC_FMT_INCLUDE_DIR=$MSCCLC_FMT_INCLUDE_DIR has no fmt/format.h" >&2; exit 1; }
+  CONFIG+=(-DMSCCLC_FMT_INCLUDE_DIR="$(cd "$MSCCLC_FMT_INCLUDE_DIR" && pwd)")
+else
+  PACKAGES+=(libfmt-dev)
 fi
 
 # A tool already on PATH counts as installed, however it got there.
