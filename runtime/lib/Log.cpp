@@ -1,7 +1,6 @@
-//===- Status.cpp - Error values and logging ------------------------------===//
+//===- Log.cpp - Levelled logging of the mscclc runtime -------------------===//
 
 #include "mscclc/runtime/Log.h"
-#include "mscclc/runtime/Status.h"
 
 #include <cstdio>
 #include <cstdlib>
