@@ -2,7 +2,6 @@
 
 #include "ProgramInfo.h"
 
-#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Path.h"
 
 #include <cctype>
@@ -58,23 +57,6 @@ ChannelInfo *ProgramInfo::lookupChannel(llvm::StringRef name) const {
 SwitchInfo *ProgramInfo::lookupSwitch(llvm::StringRef name) const {
   auto it = switchByName.find(name);
   return it == switchByName.end() ? nullptr : it->second;
-}
-
-/// Calls `fn(channelName)` for every point-to-point or switch channel `op`
-/// refers to.
-static void forEachChannelRef(Operation *op,
-                              llvm::function_ref<void(StringRef)> fn) {
-  auto each = [&](ArrayAttr refs) {
-    for (Attribute ref : refs)
-      fn(cast<FlatSymbolRefAttr>(ref).getValue());
-  };
-  llvm::TypeSwitch<Operation *>(op)
-      .Case<PutOp, PutWithSignalOp, PutWithSignalAndFlushOp, GetOp,
-            SwitchReduceOp, SwitchBroadcastOp>(
-          [&](auto typed) { fn(typed.getChannel()); })
-      .Case<SignalOp, WaitOp, FlushOp, ReadReduceOp, ReducePutOp>(
-          [&](auto typed) { each(typed.getChannels()); })
-      .Default([](Operation *) {});
 }
 
 /// The user- or scratch-buffer class name used in peerBuffers.
@@ -182,77 +164,59 @@ std::optional<ProgramInfo> ProgramInfo::build(ProgramOp program) {
       int64_t group = static_cast<int64_t>(tb.getGroup());
       RankInfo &rank = info.rankInfos[r];
       rank.blocks = std::max(rank.blocks, first + group);
-      tb.walk([&](Operation *inner) {
-        forEachChannelRef(inner, [&](StringRef name) {
-          if (info.lookupSwitch(name)) {
-            info.usesSwitch = true;
-            return;
+      tb.walk([&](CommOpInterface inner) {
+        SmallVector<Action, 4> actions;
+        inner.getActions(actions);
+        for (const Action &action : actions) {
+          for (FlatSymbolRefAttr ref : action.namedChannels()) {
+            StringRef name = ref.getValue();
+            if (info.lookupSwitch(name)) {
+              info.usesSwitch = true;
+              continue;
+            }
+            ChannelInfo *c = info.lookupChannel(name);
+            if (!c) {
+              inner->emitOpError() << "refers to unknown channel @" << name;
+              ok = false;
+              continue;
+            }
+            if (c->src != r) {
+              inner->emitOpError() << "uses channel @" << name
+                                   << " whose source is rank " << c->src;
+              ok = false;
+              continue;
+            }
+            if (c->block >= 0 && (c->block != first || c->group != group)) {
+              inner->emitOpError() << "channel @" << name
+                                   << " is used by more than one thread block";
+              ok = false;
+              continue;
+            }
+            c->block = first;
+            c->group = group;
+            // LL channels need no semaphore: their packets carry flags.
+            if (action.kind == Action::Kind::Signal && !c->isLL)
+              c->signals = true;
+            if (action.kind == Action::Kind::Wait && !c->isLL)
+              c->waits = true;
           }
-          ChannelInfo *c = info.lookupChannel(name);
-          if (!c) {
-            inner->emitOpError() << "refers to unknown channel @" << name;
-            ok = false;
-            return;
-          }
-          if (c->src != r) {
-            inner->emitOpError() << "uses channel @" << name
-                                 << " whose source is rank " << c->src;
-            ok = false;
-            return;
-          }
-          if (c->block >= 0 && (c->block != first || c->group != group)) {
-            inner->emitOpError() << "channel @" << name
-                                 << " is used by more than one thread block";
-            ok = false;
-            return;
-          }
-          c->block = first;
-          c->group = group;
-          // LL channels need no semaphore: their packets carry flags.
-          if (isa<SignalOp, PutWithSignalOp, PutWithSignalAndFlushOp>(inner) &&
-              !c->isLL)
-            c->signals = true;
-          if (isa<WaitOp>(inner) && !c->isLL)
-            c->waits = true;
-        });
-        // Which peer buffers a channel operation touches.
-        auto touch = [&](StringRef channel, ChunkAttr chunk) {
-          ChannelInfo *c = info.lookupChannel(channel);
-          const BufferInfo *b = info.lookupBuffer(chunk.getBuffer());
-          if (c && b)
-            c->peerBuffers.insert(bufferClass(*b));
-        };
-        // Which buffer a switch operation reaches through multimem: the
-        // reduce reads its source on every group rank, the broadcast writes
-        // its destination there.
-        auto touchSwitch = [&](StringRef channel, ChunkAttr chunk) {
-          SwitchInfo *s = info.lookupSwitch(channel);
-          const BufferInfo *b = info.lookupBuffer(chunk.getBuffer());
-          if (s && b)
-            s->buffers.insert(bufferClass(*b));
-        };
-        llvm::TypeSwitch<Operation *>(inner)
-            .Case<SwitchReduceOp>([&](SwitchReduceOp sw) {
-              touchSwitch(sw.getChannel(), sw.getSrc());
-            })
-            .Case<SwitchBroadcastOp>([&](SwitchBroadcastOp sw) {
-              touchSwitch(sw.getChannel(), sw.getDst());
-            })
-            .Case<PutOp, PutWithSignalOp, PutWithSignalAndFlushOp>(
-                [&](auto put) { touch(put.getChannel(), put.getDst()); })
-            .Case<GetOp>([&](GetOp get) { touch(get.getChannel(), get.getSrc()); })
-            .Case<ReadReduceOp>([&](ReadReduceOp rr) {
-              for (auto [ch, chunk] :
-                   llvm::zip(rr.getChannels(), rr.getRemotes()))
-                touch(cast<FlatSymbolRefAttr>(ch).getValue(),
-                      cast<ChunkAttr>(chunk));
-            })
-            .Case<ReducePutOp>([&](ReducePutOp rp) {
-              for (auto [ch, chunk] : llvm::zip(rp.getChannels(), rp.getDsts()))
-                touch(cast<FlatSymbolRefAttr>(ch).getValue(),
-                      cast<ChunkAttr>(chunk));
-            })
-            .Default([](Operation *) {});
+          // Which peer buffers a channel reaches, and which buffers a switch
+          // channel binds to its multicast object.
+          for (ArrayRef<ActionOperand> operands :
+               {ArrayRef<ActionOperand>(action.reads),
+                ArrayRef<ActionOperand>(action.writes)})
+            for (const ActionOperand &o : operands) {
+              const BufferInfo *b = info.lookupBuffer(o.chunk.getBuffer());
+              if (!b || o.reach == Reach::Local)
+                continue;
+              if (o.reach == Reach::Group) {
+                if (SwitchInfo *s = info.lookupSwitch(o.via.getValue()))
+                  s->buffers.insert(bufferClass(*b));
+              } else if (ChannelInfo *c = info.lookupChannel(o.via.getValue())) {
+                c->peerBuffers.insert(bufferClass(*b));
+              }
+            }
+        }
       });
     }
   }

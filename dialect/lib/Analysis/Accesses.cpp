@@ -3,7 +3,6 @@
 #include "mscl/Analysis/Accesses.h"
 
 #include "mlir/IR/SymbolTable.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace mscl;
@@ -47,70 +46,59 @@ static void addGroupAccesses(SmallVectorImpl<ChunkAccess> &out, ChunkAttr chunk,
                      true});
 }
 
-static void addList(SmallVectorImpl<ChunkAccess> &out, ArrayAttr chunks,
-                    bool remote) {
-  for (Attribute chunk : chunks)
-    out.push_back({cast<ChunkAttr>(chunk), remote});
+/// The primitive actions of `op` (none for structure ops).
+static SmallVector<Action, 4> actionsOf(Operation *op) {
+  SmallVector<Action, 4> actions;
+  if (auto comm = dyn_cast<CommOpInterface>(op))
+    comm.getActions(actions);
+  return actions;
+}
+
+/// Appends the chunks of `operands` as accesses: a group operand touches
+/// its chunk on every rank of the switch group.
+static void addOperands(SmallVectorImpl<ChunkAccess> &out, Operation *op,
+                        ArrayRef<ActionOperand> operands,
+                        const SwitchGroups *groups) {
+  for (const ActionOperand &o : operands) {
+    switch (o.reach) {
+    case Reach::Local:
+      out.push_back({o.chunk, false});
+      break;
+    case Reach::Peer:
+      out.push_back({o.chunk, true});
+      break;
+    case Reach::Group:
+      addGroupAccesses(out, o.chunk, switchRanks(op, o.via, groups));
+      break;
+    }
+  }
 }
 
 OpAccesses mscl::getAccesses(Operation *op, const SwitchGroups *groups) {
   OpAccesses acc;
-  llvm::TypeSwitch<Operation *>(op)
-      .Case<PutOp, PutWithSignalOp, PutWithSignalAndFlushOp>([&](auto put) {
-        acc.reads.push_back({put.getSrc(), false});
-        acc.writes.push_back({put.getDst(), true});
-      })
-      .Case<GetOp>([&](GetOp get) {
-        acc.reads.push_back({get.getSrc(), true});
-        acc.writes.push_back({get.getDst(), false});
-      })
-      .Case<CopyOp>([&](CopyOp copy) {
-        acc.reads.push_back({copy.getSrc(), false});
-        acc.writes.push_back({copy.getDst(), false});
-      })
-      .Case<ReduceOp>([&](ReduceOp reduce) {
-        addList(acc.reads, reduce.getSrcs(), false);
-        acc.writes.push_back({reduce.getDst(), false});
-      })
-      .Case<ReadReduceOp>([&](ReadReduceOp reduce) {
-        addList(acc.reads, reduce.getSrcs(), false);
-        addList(acc.reads, reduce.getRemotes(), true);
-        acc.writes.push_back({reduce.getDst(), false});
-      })
-      .Case<ReducePutOp>([&](ReducePutOp reducePut) {
-        addList(acc.reads, reducePut.getSrcs(), false);
-        addList(acc.writes, reducePut.getDsts(), true);
-        if (ChunkAttr store = reducePut.getStoreAttr())
-          acc.writes.push_back({store, false});
-      })
-      .Case<SwitchReduceOp>([&](SwitchReduceOp sw) {
-        addGroupAccesses(acc.reads, sw.getSrc(),
-                         switchRanks(op, sw.getChannelAttr(), groups));
-        acc.writes.push_back({sw.getDst(), false});
-      })
-      .Case<SwitchBroadcastOp>([&](SwitchBroadcastOp sw) {
-        acc.reads.push_back({sw.getSrc(), false});
-        addGroupAccesses(acc.writes, sw.getDst(),
-                         switchRanks(op, sw.getChannelAttr(), groups));
-      });
+  for (const Action &action : actionsOf(op)) {
+    addOperands(acc.reads, op, action.reads, groups);
+    addOperands(acc.writes, op, action.writes, groups);
+  }
   return acc;
 }
 
 ImpliedBarriers mscl::getImpliedBarriers(Operation *op) {
+  // A barrier before the operation's data, or after all of it (for an
+  // operation without data: only as its last action).
   ImpliedBarriers result;
-  if (isa<BarrierOp>(op)) {
-    result.before = result.after = true;
-  } else if (isa<SignalOp>(op)) {
-    result.before = true;
-  } else if (isa<WaitOp, FlushOp, PutWithSignalOp, PutWithSignalAndFlushOp>(
-                 op)) {
-    result.after = true;
-  }
+  SmallVector<Action, 4> actions = actionsOf(op);
+  if (actions.empty())
+    return result;
+  result.before = actions.front().kind == Action::Kind::Barrier;
+  result.after = actions.back().kind == Action::Kind::Barrier;
+  for (size_t i = 0; i + 1 < actions.size(); ++i)
+    if (actions[i].isData() && actions[i + 1].kind == Action::Kind::Barrier)
+      result.after = true;
   return result;
 }
 
 bool mscl::isDataOp(Operation *op) {
-  return isa<PutOp, PutWithSignalOp, PutWithSignalAndFlushOp, GetOp, CopyOp,
-             ReduceOp, ReadReduceOp, ReducePutOp, SwitchReduceOp,
-             SwitchBroadcastOp>(op);
+  return llvm::any_of(actionsOf(op),
+                      [](const Action &a) { return a.isData(); });
 }

@@ -1,9 +1,9 @@
 //===- Accesses.h - The chunks an mscl operation reads and writes --------===//
 //
-// What each thread-block operation touches, as the transformation passes see
-// it: the dependence analysis, barrier insertion and the fusions ask this.
-// The verification model, the simulator and the backend still read the ops
-// themselves (docs/architecture.md lists each).
+// The chunks each thread-block operation touches and the barriers it implies,
+// as the transformation passes need them (dependence analysis, barrier
+// insertion, fusions). Derived from the operations' primitive actions
+// (CommOpInterface, mscl/IR/MsclSemantics.h), which say what each op does.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MSCL_ANALYSIS_ACCESSES_H

@@ -4,6 +4,7 @@
 #define MSCL_OPS_TD
 
 include "mscl/IR/MsclAttrs.td"
+include "mscl/IR/MsclInterfaces.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/IR/RegionKindInterface.td"
 include "mlir/IR/BuiltinAttributes.td"
@@ -149,7 +150,8 @@ def Mscl_ThreadBlockOp : Mscl_Op<"threadblock", [HasParent<"RankOp">,
 //===----------------------------------------------------------------------===//
 
 class Mscl_TBOp<string mnemonic, list<Trait> traits = []>
-    : Mscl_Op<mnemonic, traits # [ParentOneOf<["ThreadBlockOp", "PipelineOp"]>]>;
+    : Mscl_Op<mnemonic, traits # [ParentOneOf<["ThreadBlockOp", "PipelineOp"]>,
+                                  DeclareOpInterfaceMethods<Mscl_CommOpInterface>]>;
 
 class Mscl_PutLikeOp<string mnemonic>
     : Mscl_TBOp<mnemonic> {
