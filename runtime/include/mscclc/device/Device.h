@@ -2,7 +2,8 @@
 //
 // The block prologue/epilogue (LL flag, persistent wait counters) and the
 // channel-level operations generated code calls. Include order: this file
-// pulls in every other device header.
+// pulls in every other device header (the vendor's through Vendor.h;
+// multimem on CUDA only).
 //
 //===----------------------------------------------------------------------===//
 #ifndef MSCCLC_DEVICE_DEVICE_H
@@ -12,10 +13,12 @@
 #include "mscclc/device/Fifo.h"
 #include "mscclc/device/KernelArgs.h"
 #include "mscclc/device/Layout.h"
-#include "mscclc/device/Multimem.h"
 #include "mscclc/device/Packet.h"
 #include "mscclc/device/Sync.h"
 #include "mscclc/device/Types.h"
+#if !MSCCLC_TARGET_HIP
+#include "mscclc/device/cuda/Multimem.h"
+#endif
 
 namespace mscclc {
 namespace dev {
@@ -56,8 +59,8 @@ __device__ __forceinline__ u32 packetParity(const Ctx &ctx) {
 __device__ __forceinline__ T *at(void *base, u64 bytes) {
   return reinterpret_cast<T *>(static_cast<char *>(base) + bytes);
 }
-__device__ __forceinline__ LL16Packet *packetsAt(void *base, u64 bytes) {
-  return reinterpret_cast<LL16Packet *>(static_cast<char *>(base) + bytes);
+__device__ __forceinline__ LLPacket *packetsAt(void *base, u64 bytes) {
+  return reinterpret_cast<LLPacket *>(static_cast<char *>(base) + bytes);
 }
 
 /// Grid-stride scaling of a buffer (ncclAvg: sum, then divide by nranks).

@@ -6,11 +6,14 @@
 // by all threads of the block. Plain-only operations move 16-byte vectors
 // (4 in flight per thread) when every pointer has the same alignment modulo
 // 16, with element-wise head and tail; anything else falls back to elements.
-// Operations touching packets move 8 data bytes per LL16 packet; packet
-// pointers must point at the packet holding the first element.
+// Operations touching packets move one step per thread and iteration: the
+// data of one LLPacket (8 bytes in LL16, 4 in LL8), or of two LL8 packets
+// for 8-byte elements, so an element never straddles steps; packet pointers
+// must point at the packet holding the first element.
 //
-// Loads use ld.global.cg (L2, not L1): data written by peers or by other
-// blocks must never be served from a stale L1 line.
+// Aligned loads go through the vendor's loadGlobal* (Vendor.h): data
+// written by peers or by other blocks must never be served from a stale L1
+// line.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MSCCLC_DEVICE_ELEMENTWISE_H
@@ -25,9 +28,9 @@ namespace dev {
 /// entry so that empty lists compile; only the first N* are used.
 template <int NS, int NK, int ND, int NL> struct Operands {
   const T *src[NS > 0 ? NS : 1];
-  const LL16Packet *pin[NK > 0 ? NK : 1];
+  const LLPacket *pin[NK > 0 ? NK : 1];
   T *dst[ND > 0 ? ND : 1];
-  LL16Packet *pout[NL > 0 ? NL : 1];
+  LLPacket *pout[NL > 0 ? NL : 1];
 };
 
 template <int S> struct BitsOf;
@@ -45,39 +48,87 @@ __device__ __forceinline__ T loadElem(const T *p) {
 __device__ __forceinline__ void storeElem(T *p, T v) { *p = v; }
 
 __device__ __forceinline__ uint4 loadVec(const void *p) {
-  uint4 v;
-  asm volatile("ld.global.cg.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
-  return v;
+  return loadGlobal16(p);
 }
 __device__ __forceinline__ void storeVec(void *p, uint4 v) {
   *reinterpret_cast<uint4 *>(p) = v;
 }
 
-/// Loads `valid` (<= 8) bytes starting at p; bytes past `valid` are zero.
-__device__ __forceinline__ uint2 load8(const T *p, u32 valid) {
-  if (valid == 8 && (reinterpret_cast<u64>(p) & 7) == 0) {
-    uint2 v;
-    asm volatile("ld.global.cg.v2.u32 {%0, %1}, [%2];"
-                 : "=r"(v.x), "=r"(v.y)
-                 : "l"(p));
+/// The bytes one thread moves per step of a packet operation.
+constexpr u32 kStepBytes =
+    sizeof(T) > MSCCLC_LL_DATA_BYTES ? sizeof(T) : MSCCLC_LL_DATA_BYTES;
+constexpr u32 kPacketsPerStep = kStepBytes / MSCCLC_LL_DATA_BYTES;
+template <int S> struct StepOf;
+template <> struct StepOf<4> { typedef unsigned type; };
+template <> struct StepOf<8> { typedef uint2 type; };
+typedef StepOf<kStepBytes>::type Step;
+
+__device__ __forceinline__ void setZero(uint2 &v) { v = make_uint2(0, 0); }
+__device__ __forceinline__ void setZero(unsigned &v) { v = 0; }
+__device__ __forceinline__ void loadAligned(uint2 &v, const void *p) {
+  v = loadGlobal8(p);
+}
+__device__ __forceinline__ void loadAligned(unsigned &v, const void *p) {
+  v = loadGlobal4(p);
+}
+
+/// Loads `valid` (<= sizeof(V)) bytes starting at p; bytes past `valid`
+/// are zero.
+template <class V> __device__ __forceinline__ V loadStep(const T *p, u32 valid) {
+  V v;
+  if (valid == sizeof(V) && (reinterpret_cast<u64>(p) % sizeof(V)) == 0) {
+    loadAligned(v, p);
     return v;
   }
-  uint2 v = make_uint2(0, 0);
+  setZero(v);
   T *lanes = reinterpret_cast<T *>(&v);
   for (u32 e = 0; e < valid / sizeof(T); ++e)
     lanes[e] = loadElem(p + e);
   return v;
 }
-__device__ __forceinline__ void store8(T *p, uint2 v, u32 valid) {
-  if (valid == 8 && (reinterpret_cast<u64>(p) & 7) == 0) {
-    *reinterpret_cast<uint2 *>(p) = v;
+template <class V>
+__device__ __forceinline__ void storeStep(T *p, V v, u32 valid) {
+  if (valid == sizeof(V) && (reinterpret_cast<u64>(p) % sizeof(V)) == 0) {
+    *reinterpret_cast<V *>(p) = v;
     return;
   }
   const T *lanes = reinterpret_cast<const T *>(&v);
   for (u32 e = 0; e < valid / sizeof(T); ++e)
     storeElem(p + e, lanes[e]);
+}
+
+/// A step's packets: its own one, or two LL8 packets for an 8-byte element
+/// (the low word first). P is always LLPacket; as a template parameter it
+/// keeps the branch for the other packet count from being compiled.
+template <class P, class V>
+__device__ __forceinline__ bool tryReadStep(const P *p, u32 flag, V &v) {
+  if constexpr (kPacketsPerStep == 1) {
+    return tryReadLL(p, flag, v);
+  } else {
+    u32 lo, hi;
+    const bool a = tryReadLL(p, flag, lo), b = tryReadLL(p + 1, flag, hi);
+    v = make_uint2(lo, hi);
+    return a && b;
+  }
+}
+template <class V, class P>
+__device__ __forceinline__ V readStep(const Ctx &ctx, const Site &site,
+                                      const P *p, u32 flag) {
+  if constexpr (kPacketsPerStep == 1) {
+    return readLL(ctx, site, p, flag);
+  } else {
+    const u32 lo = readLL(ctx, site, p, flag);
+    return make_uint2(lo, readLL(ctx, site, p + 1, flag));
+  }
+}
+template <class P, class V>
+__device__ __forceinline__ void storeStepPackets(P *p, V v, u32 flag) {
+  if constexpr (kPacketsPerStep == 1) {
+    storeLL(p, v, flag);
+  } else {
+    storeLL(p, v.x, flag);
+    storeLL(p + 1, v.y, flag);
+  }
 }
 
 /// Element-wise path over elements [begin, end).
@@ -154,8 +205,8 @@ __device__ MSCCLC_OP_INLINE void plainOp(const Operands<NS, 0, ND, 0> &o,
   }
 }
 
-/// Operations reading or writing LL16 packets: one packet (8 data bytes)
-/// per thread and step. Plain sources are loaded before the packets are
+/// Operations reading or writing LL packets: one step (kStepBytes) per
+/// thread and iteration. Plain sources are loaded before the packets are
 /// awaited, and every packet is read once before any is spun on, so the
 /// loads overlap instead of costing one round trip each.
 template <int NS, int NK, int ND, int NL>
@@ -164,35 +215,37 @@ __device__ MSCCLC_OP_INLINE void packetOp(const Ctx &ctx, const Site &site,
                                           u64 n) {
   static_assert(NS + NK >= 1, "an operation needs a source");
   const u64 bytes = n * sizeof(T);
-  const u64 packets = (bytes + 7) / 8;
-  constexpr u64 perPacket = 8 / sizeof(T);
-  for (u64 q = threadIdx.x; q < packets; q += blockDim.x) {
-    const u32 valid = static_cast<u32>(umin(8, bytes - q * 8));
-    uint2 v = make_uint2(0, 0);
+  const u64 steps = (bytes + kStepBytes - 1) / kStepBytes;
+  constexpr u64 perStep = kStepBytes / sizeof(T);
+  for (u64 q = threadIdx.x; q < steps; q += blockDim.x) {
+    const u32 valid = static_cast<u32>(umin(kStepBytes, bytes - q * kStepBytes));
+    const u64 pq = q * kPacketsPerStep;
+    Step v;
+    setZero(v);
     if (NS > 0)
-      v = load8(o.src[0] + q * perPacket, valid);
+      v = loadStep<Step>(o.src[0] + q * perStep, valid);
 #pragma unroll
     for (int s = 1; s < NS; ++s)
-      v = reduceLanes<T, RedOp>(v, load8(o.src[s] + q * perPacket, valid));
+      v = reduceLanes<T, RedOp>(v, loadStep<Step>(o.src[s] + q * perStep, valid));
     if (NK > 0) {
-      uint2 got[NK > 0 ? NK : 1];
+      Step got[NK > 0 ? NK : 1];
       bool ready[NK > 0 ? NK : 1];
 #pragma unroll
       for (int k = 0; k < NK; ++k)
-        ready[k] = tryReadLL16(o.pin[k] + q, ctx.flag, got[k]);
+        ready[k] = tryReadStep(o.pin[k] + pq, ctx.flag, got[k]);
 #pragma unroll
       for (int k = 0; k < NK; ++k) {
         if (!ready[k])
-          got[k] = readLL16(ctx, site, o.pin[k] + q, ctx.flag);
+          got[k] = readStep<Step>(ctx, site, o.pin[k] + pq, ctx.flag);
         v = (NS == 0 && k == 0) ? got[k] : reduceLanes<T, RedOp>(v, got[k]);
       }
     }
 #pragma unroll
     for (int d = 0; d < ND; ++d)
-      store8(o.dst[d] + q * perPacket, v, valid);
+      storeStep(o.dst[d] + q * perStep, v, valid);
 #pragma unroll
     for (int l = 0; l < NL; ++l)
-      storeLL16(o.pout[l] + q, v, ctx.flag);
+      storeStepPackets(o.pout[l] + pq, v, ctx.flag);
   }
 }
 
@@ -214,8 +267,8 @@ struct Range {
 };
 
 /// Slice `index` of `parts` of r, cut at multiples of 16 bytes so that
-/// every slice keeps the vector alignment of the whole (and LL packet
-/// boundaries).
+/// every slice keeps the vector alignment of the whole (and LL packet and
+/// step boundaries).
 __device__ __forceinline__ Range groupSlice(Range r, u32 index, u32 parts) {
   constexpr u64 align = 16 / sizeof(T);
   const u64 n = r.size();

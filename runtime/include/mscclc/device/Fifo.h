@@ -2,8 +2,9 @@
 //
 // A port-channel operation is one 16-byte trigger pushed into the rank's
 // FIFO by one thread: reserve a slot with an atomic add on `head`, wait
-// while the FIFO is full (head - tail >= capacity), write the entry with a
-// single 16-byte store. The bit layout is docs/kernel-abi.md's.
+// while the FIFO is full (head - tail >= capacity), write the entry
+// (storeTrigger: one 16-byte store on NVIDIA, two 8-byte stores on AMD,
+// which the proxy tolerates). The bit layout is docs/kernel-abi.md's.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MSCCLC_DEVICE_FIFO_H
@@ -51,9 +52,7 @@ __device__ __forceinline__ u64 fifoPush(const Ctx &ctx, const Site &site,
       return ~0ull;
   }
   MscclcTrigger *slot = fifo.triggers + index % fifo.capacity;
-  asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(slot),
-               "l"(t.fst), "l"(t.snd)
-               : "memory");
+  storeTrigger(slot, t);
   return index;
 }
 
@@ -66,7 +65,7 @@ __device__ __forceinline__ u64 portPut(const Ctx &ctx, const Site &site,
                                        u32 srcBuf, u64 srcOffset, u64 size) {
   // Data written by the block before the put must be visible to the
   // proxy's copy engine.
-  __threadfence_system();
+  fenceSystem();
   u64 index = ~0ull;
   do {
     const u64 part = umin(size, MSCCLC_TRIGGER_MAX_SIZE & ~15ull);
@@ -85,7 +84,7 @@ __device__ __forceinline__ u64 portPut(const Ctx &ctx, const Site &site,
 __device__ __forceinline__ u64 portSignal(const Ctx &ctx, const Site &site,
                                           const MscclcFifo &fifo,
                                           u32 proxyId) {
-  __threadfence_system();
+  fenceSystem();
   return fifoPush(ctx, site, fifo,
                   makeTrigger(MSCCLC_TRIGGER_SIGNAL, proxyId, 0, 0, 0, 0, 0));
 }

@@ -142,7 +142,7 @@ typedef struct MscclcKernelArgs {
   MscclcDeviceState state;
   MscclcErrorRecord *error;            ///< never null
   const volatile mscclc_u32 *abortFlag; ///< nonzero aborts all spins; may be null
-  mscclc_u64 timeoutNs; ///< spin time-out in ns (%globaltimer); 0 = none
+  mscclc_u64 timeoutNs; ///< spin time-out in ns (Vendor.h timerNs); 0 = none
 } MscclcKernelArgs;
 
 #endif // MSCCLC_DEVICE_KERNELARGS_H

@@ -9,17 +9,17 @@
 #define MSCCLC_DEVICE_LAYOUT_H
 
 #include "mscclc/device/KernelArgs.h"
+#include "mscclc/device/Target.h"
 
-#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__) || defined(__HIP__) ||      \
+    defined(__HIPCC_RTC__)
 #define MSCCLC_HD __host__ __device__ __forceinline__
 #else
 #define MSCCLC_HD inline
 #endif
 
-/// LL16: one 16-byte packet carries 8 data bytes (two 4-byte words with a
-/// 4-byte flag each).
-#define MSCCLC_LL_DATA_BYTES 8ull
-#define MSCCLC_LL_PACKET_BYTES 16ull
+// LL packets carry MSCCLC_LL_DATA_BYTES of data in MSCCLC_LL_PACKET_BYTES
+// (mscclc/device/Target.h: LL16 on NVIDIA, LL8 on AMD).
 #define MSCCLC_SCRATCH_ALIGN 256ull
 
 /// First element of user-buffer chunk j: floor(j * count / K), computed
@@ -35,7 +35,7 @@ MSCCLC_HD mscclc_u64 mscclc_scratch_chunk_elems(mscclc_u64 count,
   return (count + k - 1) / k;
 }
 
-/// LL16 packets per scratch chunk of a packet buffer.
+/// LL packets per scratch chunk of a packet buffer.
 MSCCLC_HD mscclc_u64 mscclc_packets_per_chunk(mscclc_u64 count, mscclc_u64 k,
                                               mscclc_u64 elemSize) {
   return (mscclc_scratch_chunk_elems(count, k) * elemSize +

@@ -1,8 +1,9 @@
 //===- Sync.h - Time-outs, error records and semaphores for device code --===//
 //
 // Every spin in an mscclc kernel (semaphore wait, LL packet read, full FIFO,
-// flush) goes through `Spinner`, which gives up after `timeoutNs` of
-// %globaltimer, when the host sets the abort flag, or as soon as another
+// flush) goes through `Spinner`, which gives up after `timeoutNs` of the
+// vendor's clock (timerNs), when the host sets the abort flag, or as soon
+// as another
 // block of the rank recorded an error. Giving up records the first error of
 // the launch (rank, block, channel, op, .mscl line) and lets the kernel run
 // to its end without waiting again, so a missing peer never hangs the GPU.
@@ -23,12 +24,6 @@ struct Site {
   u32 channel;     ///< index in the plan's list of that kind
   u32 op;          ///< MSCCLC_OPC_*
 };
-
-__device__ __forceinline__ u64 globalTimer() {
-  u64 t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
 
 __device__ __forceinline__ u32 loadVolatile(const u32 *p) {
   return *reinterpret_cast<const volatile u32 *>(p);
@@ -59,7 +54,7 @@ struct Ctx {
     error->line = site.line;
     error->expected = expected;
     error->observed = observed;
-    __threadfence_system();
+    fenceSystem();
   }
 
   /// Whether any block of this rank failed (then every spin gives up).
@@ -90,7 +85,7 @@ struct Spinner {
       return true;
     }
     if (ctx.timeoutNs) {
-      u64 now = globalTimer();
+      u64 now = timerNs();
       if (!start)
         start = now;
       else if (now - start > ctx.timeoutNs) {
@@ -125,25 +120,13 @@ __device__ __forceinline__ bool checkArgs(const MscclcKernelArgs &args,
 // Semaphores: monotonic u64 counters, incremented by signals, never reset.
 //===----------------------------------------------------------------------===//
 
-__device__ __forceinline__ u64 loadAcquire(const u64 *p) {
-  u64 v;
-  asm volatile("ld.acquire.sys.global.u64 %0, [%1];"
-               : "=l"(v)
-               : "l"(p)
-               : "memory");
-  return v;
-}
-
 /// Signal through a memory channel: make every earlier write of the block
 /// visible system-wide, then add one to the peer's semaphore. Called by one
 /// thread after a block barrier (the barrier makes the other threads' puts
 /// part of this thread's history; the fence is cumulative).
 __device__ __forceinline__ void signalSemaphore(u64 *peerSemaphore) {
-  __threadfence_system();
-  asm volatile("red.relaxed.sys.global.add.u64 [%0], 1;"
-               :
-               : "l"(peerSemaphore)
-               : "memory");
+  fenceSystem();
+  incrementRelaxedSys(peerSemaphore);
 }
 
 /// The spin of waitSemaphore (outlined with MSCCLC_OUTLINE_OPS).
@@ -153,7 +136,7 @@ __device__ MSCCLC_OP_INLINE bool waitSemaphoreSpin(const Ctx &ctx,
                                                    u64 expected) {
   Spinner spin;
   for (;;) {
-    u64 v = loadAcquire(semaphore);
+    u64 v = loadAcquireSys(semaphore);
     if (static_cast<i64>(v - expected) >= 0)
       return true;
     if (spin.poll(ctx, site, expected, v))
@@ -167,7 +150,7 @@ __device__ MSCCLC_OP_INLINE bool waitSemaphoreSpin(const Ctx &ctx,
 __device__ __forceinline__ bool waitSemaphore(const Ctx &ctx, const Site &site,
                                               const u64 *semaphore,
                                               u64 expected) {
-  if (static_cast<i64>(loadAcquire(semaphore) - expected) >= 0)
+  if (static_cast<i64>(loadAcquireSys(semaphore) - expected) >= 0)
     return true;
   return waitSemaphoreSpin(ctx, site, semaphore, expected);
 }

@@ -3,8 +3,9 @@
 // The element type and the reduction operator of a generated kernel are
 // chosen when it is compiled: `-DMSCCLC_DTYPE=<id>` and
 // `-DMSCCLC_REDOP=<op>` (docs/kernel-abi.md). 16-bit floats are plain
-// 16-bit storage types converted through f32 with PTX `cvt`, so the headers
-// need no CUDA library header and compile under NVRTC as is. An operation on
+// 16-bit storage types converted through f32 by the vendor's instructions
+// (mscclc/device/Vendor.h), so the headers need no CUDA or HIP library
+// header (NVRTC compiles them as is). An operation on
 // two 16-bit values done in f32 and rounded once is correctly rounded (f32
 // has at least 2p+2 mantissa bits for p = 11 and p = 8).
 //
@@ -13,6 +14,7 @@
 #define MSCCLC_DEVICE_TYPES_H
 
 #include "mscclc/device/KernelArgs.h"
+#include "mscclc/device/Vendor.h"
 
 #ifndef MSCCLC_DTYPE
 #define MSCCLC_DTYPE f32
@@ -53,14 +55,10 @@ struct BFloat16 {
   unsigned short bits;
 };
 
-__device__ __forceinline__ float toFloat(Half h) {
-  float f;
-  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h.bits));
-  return f;
-}
+__device__ __forceinline__ float toFloat(Half h) { return halfToFloat(h.bits); }
 __device__ __forceinline__ Half toHalf(float f) {
   Half h;
-  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h.bits) : "f"(f));
+  h.bits = floatToHalf(f);
   return h;
 }
 __device__ __forceinline__ float toFloat(BFloat16 b) {

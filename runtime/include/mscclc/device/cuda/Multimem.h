@@ -1,15 +1,16 @@
-//===- Multimem.h - SwitchChannel reduce and broadcast (NVLS) ------------===//
+//===- Multimem.h - SwitchChannel reduce and broadcast (NVLS, CUDA only) -===//
 //
 // `multimem.ld_reduce` makes the switch read one address on every rank of
 // the group and return the sum; `multimem.st` stores to every rank. Both
 // need sm_90 and a multimem address (MscclcSwitchChannel). Only sum over
 // f32, f16 (as f16x2) and bf16 (as bf16x2) is generated; anything else is a
 // compile error in the generated source. These instructions must never run
-// on machines where multicast is disabled (docs/kernel-abi.md).
+// on machines where multicast is disabled (docs/kernel-abi.md). AMD GPUs
+// have no multimem: the compiler refuses switch channels for HIP.
 //
 //===----------------------------------------------------------------------===//
-#ifndef MSCCLC_DEVICE_MULTIMEM_H
-#define MSCCLC_DEVICE_MULTIMEM_H
+#ifndef MSCCLC_DEVICE_CUDA_MULTIMEM_H
+#define MSCCLC_DEVICE_CUDA_MULTIMEM_H
 
 #include "mscclc/device/Elementwise.h"
 
@@ -163,4 +164,4 @@ __device__ __forceinline__ void switchBroadcast(const Ctx &ctx,
 } // namespace dev
 } // namespace mscclc
 
-#endif // MSCCLC_DEVICE_MULTIMEM_H
+#endif // MSCCLC_DEVICE_CUDA_MULTIMEM_H
