@@ -46,3 +46,37 @@ for _var in ("MSCCLC_NVRTC", "CUDA_HOME", "CUDA_PATH"):
         config.environment[_var] = os.environ[_var]
 if _have_nvrtc():
     config.available_features.add("nvrtc")
+
+# `REQUIRES: hipcc`: tests that compile generated HIP for gfx90a with hipcc
+# (Debian's ROCm 5.2). `REQUIRES: hip-gfx942`: the same for gfx942 with LLVM
+# 22's clang, which ROCm 5.2's compiler cannot target. That clang finds no
+# gfx942 device library in ROCm 5.2 (no oclc_isa_version_942), so the ones
+# HIP code needs are linked by hand; and ROCm 5.2's headers still read
+# __AMDGCN_WAVEFRONT_SIZE, which clang 22 no longer predefines. Both
+# compile the device code only: a code object, as a loader would use.
+import shutil
+
+_hip_flags = "-std=c++17 -Werror -I" + os.path.join(config.mscclc_src_root,
+                                                   "runtime", "include")
+_hipcc = shutil.which("hipcc")
+if _hipcc:
+    config.available_features.add("hipcc")
+    config.substitutions.append(
+        ("%hipcc_gfx90a",
+         f"{_hipcc} --offload-arch=gfx90a --cuda-device-only -c {_hip_flags}"))
+_clang22 = shutil.which("clang++-22")
+_bitcode = "/usr/lib/x86_64-linux-gnu/amdgcn/bitcode"
+_bitcode_libs = [os.path.join(_bitcode, lib + ".bc")
+                 for lib in ("hip", "ockl", "opencl", "oclc_abi_version_500",
+                             "oclc_wavefrontsize64_on")]
+if (_clang22 and os.path.exists("/usr/lib/llvm-22/bin/ld.lld")
+        and os.path.exists("/usr/include/hip/hip_runtime.h")
+        and all(os.path.exists(lib) for lib in _bitcode_libs)):
+    config.available_features.add("hip-gfx942")
+    _link = " ".join("-Xclang -mlink-builtin-bitcode -Xclang " + lib
+                     for lib in _bitcode_libs)
+    config.substitutions.append(
+        ("%clang_gfx942",
+         f"{_clang22} -x hip --offload-arch=gfx942 --offload-device-only "
+         "-mcode-object-version=5 -D__AMDGCN_WAVEFRONT_SIZE=64 -nogpulib "
+         f"--rocm-path=/usr {_link} -c {_hip_flags}"))

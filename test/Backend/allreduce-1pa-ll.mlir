@@ -9,7 +9,7 @@
 // CHECK-NEXT: mscclc_allreduce_1pa_rank0(const __grid_constant__ MscclcKernelArgs args) {
 // CHECK: if (!checkArgs(args, 0, 2, 1))
 // CHECK: const u64 ppc = mscclc_packets_per_chunk(count, 1, sizeof(T));
-// CHECK: LL16Packet *const pk_recv = packetsAt(args.scratch, off_recv) + par * 2 * ppc;
+// CHECK: LLPacket *const pk_recv = packetsAt(args.scratch, off_recv) + par * 2 * ppc;
 // CHECK: switch (blockIdx.x) {
 // CHECK: case 0: {
 // CHECK: // allreduce-1pa-ll.mlir:{{[0-9]+}}: mscl.put @ll01 to <rank 1, recv[0]> from <rank 0, input[0]>
@@ -18,11 +18,11 @@
 // CHECK-NEXT: {in + r.begin},
 // CHECK-NEXT: {},
 // CHECK-NEXT: {},
-// CHECK-NEXT: {packetsAt(args.memoryChannels[0].peerScratch, off_recv) + par * 2 * ppc + r.begin * sizeof(T) / 8}};
+// CHECK-NEXT: {packetsAt(args.memoryChannels[0].peerScratch, off_recv) + par * 2 * ppc + r.begin * sizeof(T) / MSCCLC_LL_DATA_BYTES}};
 // CHECK: mscl.reduce to <rank 0, output[0]>
 // CHECK: const Operands<1, 1, 1, 0> o = {
 // CHECK-NEXT: {in + r.begin},
-// CHECK-NEXT: {pk_recv + 1 * ppc + r.begin * sizeof(T) / 8},
+// CHECK-NEXT: {pk_recv + 1 * ppc + r.begin * sizeof(T) / MSCCLC_LL_DATA_BYTES},
 // CHECK-NEXT: {out + r.begin},
 // CHECK-NOT: __syncthreads
 // CHECK: endBlock(ctx, args);

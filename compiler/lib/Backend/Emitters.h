@@ -1,7 +1,7 @@
 //===- Emitters.h - The backend's outputs from one ProgramInfo -*- C++ -*-===//
 //
-// Each output is written from a ProgramInfo built once, so the CUDA and the
-// plan of one `--emit=bundle` come from the same facts.
+// Each output is written from a ProgramInfo built once, so the kernels and
+// the plan of one `--emit=bundle` come from the same facts.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MSCCLC_LIB_BACKEND_EMITTERS_H
@@ -13,13 +13,13 @@
 namespace mscclc {
 namespace backend {
 
-/// The CUDA translation unit; nothing is written after an error.
-mlir::LogicalResult writeCuda(const ProgramInfo &info, llvm::raw_ostream &os,
-                              const CudaOptions &options);
+/// The CUDA or HIP translation unit; nothing is written after an error.
+mlir::LogicalResult writeKernels(const ProgramInfo &info, llvm::raw_ostream &os,
+                                 const EmitOptions &options);
 
 /// The plan JSON (docs/plan.md).
 void writePlan(const ProgramInfo &info, llvm::raw_ostream &os,
-               const CudaOptions &options);
+               const EmitOptions &options);
 
 } // namespace backend
 } // namespace mscclc

@@ -11,8 +11,8 @@ namespace mscclc {
 namespace backend {
 
 KernelEmitter::KernelEmitter(const ProgramInfo &info, AsmState &asmState,
-                             int64_t rank)
-    : info(info), asmState(asmState), rank(rank),
+                             int64_t rank, Target target)
+    : info(info), asmState(asmState), rank(rank), target(target),
       rankInfo(info.rankInfos[rank]) {}
 
 void KernelEmitter::comment(Operation *op) {
@@ -81,9 +81,12 @@ bool KernelEmitter::emitBlock(ThreadBlockOp tb) {
 void KernelEmitter::emitPrologue(llvm::raw_ostream &os) const {
   int64_t blocks = std::max<int64_t>(1, rankInfo.blocks);
   std::string k = std::to_string(info.chunks);
+  // HIP passes kernel arguments in a constant segment already and has no
+  // __grid_constant__.
   os << "extern \"C\" __global__ void __launch_bounds__(1024)\n"
-     << kernelName(info, rank)
-     << "(const __grid_constant__ MscclcKernelArgs args) {\n";
+     << kernelName(info, rank) << "(const "
+     << (target == Target::CUDA ? "__grid_constant__ " : "")
+     << "MscclcKernelArgs args) {\n";
   os << "  if (!checkArgs(args, " << rank << ", " << info.ranks << ", "
      << blocks << "))\n    return;\n";
   os << "  Ctx ctx(args, " << rank << ");\n";
@@ -102,7 +105,7 @@ void KernelEmitter::emitPrologue(llvm::raw_ostream &os) const {
        << "); // scratch chunk elements\n";
   if (uses.packetsPerChunk || anyPacket)
     os << "  const u64 ppc = mscclc_packets_per_chunk(count, " << k
-       << ", sizeof(T)); // LL16 packets per chunk\n";
+       << ", sizeof(T)); // LL packets per chunk\n";
   if (uses.parity || anyPacket)
     os << "  const u64 par = packetParity(ctx); // packet buffer half\n";
   if (uses.userBounds)
@@ -132,7 +135,7 @@ void KernelEmitter::emitPrologue(llvm::raw_ostream &os) const {
       os << "  T *const s_" << name << " = at(args.scratch, off_" << name
          << ");\n";
     if (uses.scratchPackets.count(s->scratchIndex))
-      os << "  LL16Packet *const pk_" << name
+      os << "  LLPacket *const pk_" << name
          << " = packetsAt(args.scratch, off_" << name << ") + par * "
          << s->chunks << " * ppc;\n";
   }

@@ -1,10 +1,11 @@
-//===- KernelEmitter.h - One rank's kernel as CUDA C++ ---------*- C++ -*-===//
+//===- KernelEmitter.h - One rank's kernel as CUDA or HIP C++ --*- C++ -*-===//
 //
 // A rank's kernel is a `switch (blockIdx.x)` over its thread blocks; each
 // case is the block's operations as straight-line calls into the device
 // library (runtime/include/mscclc/device), with every chunk offset an
 // expression of the run-time element count. Nothing is interpreted at run
-// time.
+// time. The body is the same for CUDA and HIP (the device library hides
+// the vendor); only the kernel's signature differs.
 //
 // The emitter is split by concern:
 //  - KernelEmitter.cpp: the kernel, its prologue (arguments and the
@@ -22,6 +23,7 @@
 
 #include "CodeWriter.h"
 #include "ProgramInfo.h"
+#include "mscclc/Backend/Backend.h"
 
 #include "mlir/IR/AsmState.h"
 
@@ -51,7 +53,7 @@ struct KernelUses {
   bool input = false;           ///< `in`: the input buffer
   bool output = false;          ///< `out`: the output buffer
   bool chunkElems = false;      ///< `ce`: elements per scratch chunk
-  bool packetsPerChunk = false; ///< `ppc`: LL16 packets per scratch chunk
+  bool packetsPerChunk = false; ///< `ppc`: LL packets per scratch chunk
   bool parity = false;          ///< `par`: which half of packet buffers
   bool userBounds = false;      ///< `ub(j)`: first element of user chunk j
   std::set<int> scratchOffsets; ///< `off_<name>`, by scratch index
@@ -65,7 +67,7 @@ std::string waitVar(const ChannelInfo &c);
 class KernelEmitter {
 public:
   KernelEmitter(const ProgramInfo &info, mlir::AsmState &asmState,
-                int64_t rank);
+                int64_t rank, Target target);
 
   /// Emits the kernel of the rank to `os`; false after an error, which is
   /// reported at the operation's location.
@@ -116,7 +118,7 @@ private:
   std::string startExpr(const Operand &o);  ///< first element of the run
   std::string baseExpr(const Operand &o);   ///< T* of element 0
   std::string plainPtr(const Operand &o);   ///< T* at r.begin
-  std::string packetPtr(const Operand &o);  ///< LL16Packet* at r.begin
+  std::string packetPtr(const Operand &o);  ///< LLPacket* at r.begin
   std::string byteOffset(const Operand &o); ///< of r.begin in its buffer
   /// Opens the range scope of an operation over `operands`; returns the
   /// number of scopes to close.
@@ -126,6 +128,7 @@ private:
   const ProgramInfo &info;
   mlir::AsmState &asmState;
   int64_t rank;
+  Target target;
   const RankInfo &rankInfo;
 
   CodeWriter body{/*indent=*/2};

@@ -115,7 +115,8 @@ std::string KernelEmitter::packetPtr(const Operand &o) {
     uses.packetsPerChunk = true;
     chunkTerm = " + " + chunk + " * ppc";
   }
-  return base + chunkTerm + " + " + rel + " * sizeof(T) / 8";
+  return base + chunkTerm + " + " + rel +
+         " * sizeof(T) / MSCCLC_LL_DATA_BYTES";
 }
 
 std::string KernelEmitter::byteOffset(const Operand &o) {

@@ -41,7 +41,7 @@ void writeChannel(llvm::json::OStream &j, const ChannelInfo &c) {
 } // namespace
 
 void writePlan(const ProgramInfo &info, llvm::raw_ostream &os,
-               const CudaOptions &options) {
+               const EmitOptions &options) {
   ProgramOp program = info.program;
   llvm::json::OStream j(os, 2);
   j.object([&] {
@@ -132,7 +132,7 @@ void writePlan(const ProgramInfo &info, llvm::raw_ostream &os,
 } // namespace backend
 
 LogicalResult emitPlan(ProgramOp program, llvm::raw_ostream &os,
-                       const CudaOptions &options) {
+                       const EmitOptions &options) {
   std::optional<backend::ProgramInfo> info =
       backend::ProgramInfo::build(program);
   if (!info)
@@ -142,14 +142,14 @@ LogicalResult emitPlan(ProgramOp program, llvm::raw_ostream &os,
 }
 
 LogicalResult emitBundle(ProgramOp program, llvm::raw_ostream &os,
-                         const CudaOptions &options) {
+                         const EmitOptions &options) {
   std::optional<backend::ProgramInfo> info =
       backend::ProgramInfo::build(program);
   if (!info)
     return failure();
   std::string cuda;
   llvm::raw_string_ostream cudaOs(cuda);
-  if (failed(backend::writeCuda(*info, cudaOs, options)))
+  if (failed(backend::writeKernels(*info, cudaOs, options)))
     return failure();
   llvm::json::OStream j(os, 2);
   j.object([&] {

@@ -37,7 +37,7 @@ namespace cl = llvm::cl;
 
 namespace {
 
-enum class EmitKind { AST, MLIR, CUDA, Plan, Bundle, PTX, CUBIN, Dot };
+enum class EmitKind { AST, MLIR, CUDA, HIP, Plan, Bundle, PTX, CUBIN, Dot };
 
 cl::OptionCategory mscclcCategory("mscclc options");
 
@@ -63,6 +63,8 @@ cl::opt<EmitKind> emitKind(
     cl::values(clEnumValN(EmitKind::AST, "ast", "the parsed syntax tree"),
                clEnumValN(EmitKind::MLIR, "mlir", "the mscl dialect"),
                clEnumValN(EmitKind::CUDA, "cuda", "CUDA C++, a kernel per rank"),
+               clEnumValN(EmitKind::HIP, "hip",
+                          "HIP C++ for AMD GPUs, a kernel per rank"),
                clEnumValN(EmitKind::Plan, "plan", "the runtime's JSON plan"),
                clEnumValN(EmitKind::Bundle, "bundle",
                           "the plan and the CUDA in one JSON document"),
@@ -92,7 +94,7 @@ cl::opt<unsigned> threadsPerBlock("threads-per-block",
                                   cl::init(512), cl::cat(mscclcCategory));
 cl::opt<bool> embedHeaders(
     "embed-headers",
-    cl::desc("--emit=cuda: paste the device headers into the source"),
+    cl::desc("--emit=cuda|hip: paste the device headers into the source"),
     cl::init(false), cl::cat(mscclcCategory));
 cl::opt<bool> noPasses(
     "no-passes",
@@ -236,18 +238,22 @@ LogicalResult emitModule(ModuleOp module, llvm::raw_ostream &os) {
   mscl::ProgramOp program = mscclc::getSingleProgram(module);
   if (!program)
     return failure();
-  mscclc::CudaOptions cudaOptions;
-  cudaOptions.threadsPerBlock = threadsPerBlock;
-  cudaOptions.embedHeaders = embedHeaders;
+  mscclc::EmitOptions emitOptions;
+  emitOptions.threadsPerBlock = threadsPerBlock;
+  emitOptions.embedHeaders = embedHeaders;
   if (emitKind == EmitKind::Plan)
-    return mscclc::emitPlan(program, os, cudaOptions);
+    return mscclc::emitPlan(program, os, emitOptions);
   if (emitKind == EmitKind::Bundle)
-    return mscclc::emitBundle(program, os, cudaOptions);
+    return mscclc::emitBundle(program, os, emitOptions);
   if (emitKind == EmitKind::CUDA)
-    return mscclc::emitCuda(program, os, cudaOptions);
+    return mscclc::emitKernels(program, os, emitOptions);
+  if (emitKind == EmitKind::HIP) {
+    emitOptions.target = mscclc::Target::HIP;
+    return mscclc::emitKernels(program, os, emitOptions);
+  }
   mscclc::jit::NvrtcRequest request;
   llvm::raw_string_ostream source(request.source);
-  if (failed(mscclc::emitCuda(program, source, cudaOptions)))
+  if (failed(mscclc::emitKernels(program, source, emitOptions)))
     return failure();
   request.arch = arch;
   request.output = emitKind == EmitKind::PTX ? mscclc::jit::NvrtcOutput::PTX
