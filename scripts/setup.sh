@@ -30,6 +30,9 @@ else
   # links into LLVMSupport (ZLIB::ZLIB, zstd::libzstd_shared).
   PACKAGES+=(llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools python3
              zlib1g-dev libzstd-dev)
+  # The lit tests compiling generated HIP (test/Backend/examples-hip-*):
+  # ROCm 5.2's hipcc for gfx90a, LLVM 22's clang and lld for gfx942.
+  PACKAGES+=(hipcc libamdhip64-dev rocm-device-libs clang-22 lld-22)
 fi
 if [ -n "${MSCCLC_FMT_INCLUDE_DIR:-}" ]; then
   [ -f "$MSCCLC_FMT_INCLUDE_DIR/fmt/format.h" ] || { echo "MSCCLC_FMT_INCLUDE_DIR=$MSCCLC_FMT_INCLUDE_DIR has no fmt/format.h" >&2; exit 1; }
