@@ -46,14 +46,6 @@ static void addGroupAccesses(SmallVectorImpl<ChunkAccess> &out, ChunkAttr chunk,
                      true});
 }
 
-/// The primitive actions of `op` (none for structure ops).
-static SmallVector<Action, 4> actionsOf(Operation *op) {
-  SmallVector<Action, 4> actions;
-  if (auto comm = dyn_cast<CommOpInterface>(op))
-    comm.getActions(actions);
-  return actions;
-}
-
 /// Appends the chunks of `operands` as accesses: a group operand touches
 /// its chunk on every rank of the switch group.
 static void addOperands(SmallVectorImpl<ChunkAccess> &out, Operation *op,
@@ -76,7 +68,7 @@ static void addOperands(SmallVectorImpl<ChunkAccess> &out, Operation *op,
 
 OpAccesses mscl::getAccesses(Operation *op, const SwitchGroups *groups) {
   OpAccesses acc;
-  for (const Action &action : actionsOf(op)) {
+  for (const Action &action : getActions(op)) {
     addOperands(acc.reads, op, action.reads, groups);
     addOperands(acc.writes, op, action.writes, groups);
   }
@@ -87,7 +79,7 @@ ImpliedBarriers mscl::getImpliedBarriers(Operation *op) {
   // A barrier before the operation's data, or after all of it (for an
   // operation without data: only as its last action).
   ImpliedBarriers result;
-  SmallVector<Action, 4> actions = actionsOf(op);
+  SmallVector<Action, 4> actions = getActions(op);
   if (actions.empty())
     return result;
   result.before = actions.front().kind == Action::Kind::Barrier;
@@ -99,6 +91,6 @@ ImpliedBarriers mscl::getImpliedBarriers(Operation *op) {
 }
 
 bool mscl::isDataOp(Operation *op) {
-  return llvm::any_of(actionsOf(op),
+  return llvm::any_of(getActions(op),
                       [](const Action &a) { return a.isData(); });
 }

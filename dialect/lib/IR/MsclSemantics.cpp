@@ -62,6 +62,13 @@ void appendPeers(SmallVectorImpl<ActionOperand> &out, ArrayAttr channels,
 
 } // namespace
 
+SmallVector<Action, 4> mscl::getActions(Operation *op) {
+  SmallVector<Action, 4> actions;
+  if (auto comm = dyn_cast<CommOpInterface>(op))
+    comm.getActions(actions);
+  return actions;
+}
+
 void PutOp::getActions(SmallVectorImpl<Action> &actions) {
   actions.push_back(
       data(Kind::Copy, {local(getSrc())}, {peer(getDst(), getChannelAttr())}));

@@ -2,7 +2,6 @@
 
 #include "ProgramModel.h"
 
-#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -78,10 +77,10 @@ ProgramModel::ProgramModel(ProgramOp program) : program(program) {
       for (Operation &op : tb.getBody().front()) {
         if (auto pipeline = dyn_cast<PipelineOp>(op)) {
           for (Operation &inner : pipeline.getBody().front())
-            decode(&inner, pipeline, rank, block.steps);
+            decode(&inner, pipeline, block.steps);
           continue;
         }
-        decode(&op, nullptr, rank, block.steps);
+        decode(&op, nullptr, block.steps);
       }
       int blockIndex = static_cast<int>(blocks.size());
       for (int s = 0, e = static_cast<int>(block.steps.size()); s < e; ++s) {
@@ -134,17 +133,6 @@ static void truncate(Move &move) {
     src.count = count;
 }
 
-void ProgramModel::addPut(Step &step, Attribute channelRef, ChunkAttr dst,
-                          ArrayRef<Range> srcs, bool putOp) {
-  Move move;
-  move.dst = toRange(dst);
-  move.srcs.assign(srcs.begin(), srcs.end());
-  move.channel = channelOf(channelRef);
-  move.asyncSource = putOp && move.channel >= 0 && channels[move.channel].port;
-  truncate(move);
-  step.moves.push_back(std::move(move));
-}
-
 /// Marks every move whose sources equal the previous move's.
 static void markSharedSources(Step &step) {
   for (size_t m = 1; m < step.moves.size(); ++m) {
@@ -160,108 +148,92 @@ static void markSharedSources(Step &step) {
   }
 }
 
-void ProgramModel::decode(Operation *op, Operation *pipeline, int64_t rank,
+void ProgramModel::appendRanges(const ActionOperand &operand,
+                                SmallVectorImpl<Range> &out) const {
+  Range range = toRange(operand.chunk);
+  if (operand.reach != Reach::Group) {
+    out.push_back(range);
+    return;
+  }
+  // The switch reaches the same chunk on every rank of the group.
+  for (int64_t member : switchGroups.lookup(operand.via.getValue())) {
+    range.rank = member;
+    out.push_back(range);
+  }
+}
+
+void ProgramModel::addData(Step &step, const Action &action) {
+  SmallVector<Range, 4> srcs;
+  for (const ActionOperand &read : action.reads)
+    appendRanges(read, srcs);
+  // One move per written chunk, all from the same sources.
+  for (const ActionOperand &write : action.writes) {
+    SmallVector<Range, 1> dsts;
+    appendRanges(write, dsts);
+    for (const Range &dst : dsts) {
+      Move move;
+      move.dst = dst;
+      move.srcs.assign(srcs.begin(), srcs.end());
+      // Only a write into the peer travels on the channel; reads through a
+      // channel (get, read_reduce) and switch operands are the block's own
+      // loads and stores.
+      if (write.reach == Reach::Peer) {
+        move.channel = channelOf(write.via);
+        // The port proxy reads a put's source after the operation returned;
+        // a reduce_put's threads read theirs themselves.
+        move.asyncSource = action.kind == Action::Kind::Copy &&
+                           move.channel >= 0 && channels[move.channel].port;
+      }
+      truncate(move);
+      step.moves.push_back(std::move(move));
+    }
+  }
+}
+
+void ProgramModel::decode(Operation *op, Operation *pipeline,
                           std::vector<Step> &steps) {
+  SmallVector<Action, 4> actions = getActions(op);
+  // Barriers order threads inside the block only; the block's program order
+  // already covers them at this level, so an operation that only orders
+  // threads (mscl.barrier) is no step.
+  if (!actions.empty() && llvm::all_of(actions, [](const Action &a) {
+        return a.kind == Action::Kind::Barrier;
+      }))
+    return;
   Step step;
   step.op = op;
   step.pipeline = pipeline;
-  auto channelList = [&](ArrayAttr refs, SmallVectorImpl<int> &out) {
-    for (Attribute ref : refs)
+  auto channelList = [&](ArrayRef<FlatSymbolRefAttr> refs,
+                         SmallVectorImpl<int> &out) {
+    for (FlatSymbolRefAttr ref : refs)
       if (int c = channelOf(ref); c >= 0)
         out.push_back(c);
   };
-  auto local = [&](ChunkAttr dst, ArrayRef<Range> srcs) {
-    Move move;
-    move.dst = toRange(dst);
-    move.srcs.assign(srcs.begin(), srcs.end());
-    truncate(move);
-    step.moves.push_back(std::move(move));
-  };
-  auto ranges = [&](ArrayAttr chunks) {
-    SmallVector<Range, 4> out;
-    for (Attribute chunk : chunks)
-      out.push_back(toRange(cast<ChunkAttr>(chunk)));
-    return out;
-  };
-  llvm::TypeSwitch<Operation *>(op)
-      .Case<PutOp>([&](PutOp put) {
-        addPut(step, put.getChannelAttr(), put.getDst(), toRange(put.getSrc()),
-               true);
-      })
-      .Case<PutWithSignalOp>([&](PutWithSignalOp put) {
-        addPut(step, put.getChannelAttr(), put.getDst(), toRange(put.getSrc()),
-               true);
-        if (int c = channelOf(put.getChannelAttr()); c >= 0)
-          step.signals.push_back(c);
-      })
-      .Case<PutWithSignalAndFlushOp>([&](PutWithSignalAndFlushOp put) {
-        addPut(step, put.getChannelAttr(), put.getDst(), toRange(put.getSrc()),
-               true);
-        if (int c = channelOf(put.getChannelAttr()); c >= 0) {
-          step.signals.push_back(c);
-          step.flushes.push_back(c);
-        }
-      })
-      .Case<GetOp>(
-          [&](GetOp get) { local(get.getDst(), toRange(get.getSrc())); })
-      .Case<SignalOp>([&](SignalOp signal) {
-        channelList(signal.getChannels(), step.signals);
-      })
-      .Case<WaitOp>(
-          [&](WaitOp wait) { channelList(wait.getChannels(), step.waits); })
-      .Case<FlushOp>([&](FlushOp flush) {
-        channelList(flush.getChannels(), step.flushes);
-      })
-      .Case<CopyOp>(
-          [&](CopyOp copy) { local(copy.getDst(), toRange(copy.getSrc())); })
-      .Case<ReduceOp>([&](ReduceOp reduce) {
-        local(reduce.getDst(), ranges(reduce.getSrcs()));
-      })
-      .Case<ReadReduceOp>([&](ReadReduceOp reduce) {
-        SmallVector<Range, 4> srcs = ranges(reduce.getSrcs());
-        srcs.append(ranges(reduce.getRemotes()));
-        local(reduce.getDst(), srcs);
-      })
-      .Case<ReducePutOp>([&](ReducePutOp reducePut) {
-        SmallVector<Range, 4> srcs = ranges(reducePut.getSrcs());
-        for (auto [ref, dst] :
-             llvm::zip(reducePut.getChannels(), reducePut.getDsts()))
-          addPut(step, ref, cast<ChunkAttr>(dst), srcs, false);
-        if (ChunkAttr store = reducePut.getStoreAttr())
-          local(store, srcs);
-        markSharedSources(step);
-      })
-      .Case<SwitchReduceOp>([&](SwitchReduceOp sw) {
-        // The switch reads the same chunk on every rank of the group.
-        Range src = toRange(sw.getSrc());
-        SmallVector<Range, 8> srcs;
-        for (int64_t member : switchGroups.lookup(sw.getChannel())) {
-          src.rank = member;
-          srcs.push_back(src);
-        }
-        local(sw.getDst(), srcs);
-      })
-      .Case<SwitchBroadcastOp>([&](SwitchBroadcastOp sw) {
-        Range src = toRange(sw.getSrc());
-        for (int64_t member : switchGroups.lookup(sw.getChannel())) {
-          Move move;
-          move.dst = toRange(sw.getDst());
-          move.dst.rank = member;
-          move.srcs.push_back(src);
-          truncate(move);
-          step.moves.push_back(std::move(move));
-        }
-        markSharedSources(step);
-      })
-      .Default([](Operation *) {});
-  // Barriers order threads inside the block only; the block's program order
-  // already covers them at this level.
-  if (isa<BarrierOp>(op))
-    return;
+  // The step's fields fix the order inside one operation (waits, packet
+  // reads, moves, signals, flushes), so the actions need no order here.
+  for (const Action &action : actions) {
+    switch (action.kind) {
+    case Action::Kind::Copy:
+    case Action::Kind::Reduce:
+      addData(step, action);
+      break;
+    case Action::Kind::Signal:
+      channelList(action.channels, step.signals);
+      break;
+    case Action::Kind::Wait:
+      channelList(action.channels, step.waits);
+      break;
+    case Action::Kind::Flush:
+      channelList(action.channels, step.flushes);
+      break;
+    case Action::Kind::Barrier:
+      break;
+    }
+  }
+  markSharedSources(step);
   for (const Move &move : step.moves)
     for (const Range &src : move.srcs)
       step.readsPackets |= isPacket(src);
-  (void)rank;
   steps.push_back(std::move(step));
 }
 

@@ -136,10 +136,14 @@ public:
 private:
   Range toRange(ChunkAttr chunk) const;
   int channelOf(mlir::Attribute ref) const;
-  void decode(mlir::Operation *op, mlir::Operation *pipeline, int64_t rank,
+  /// The step of `op`, from its primitive actions (CommOpInterface).
+  void decode(mlir::Operation *op, mlir::Operation *pipeline,
               std::vector<Step> &steps);
-  void addPut(Step &step, mlir::Attribute channel, ChunkAttr dst,
-              llvm::ArrayRef<Range> srcs, bool putOp);
+  /// The moves of one copy or reduce action: one per written chunk.
+  void addData(Step &step, const Action &action);
+  /// The ranges `operand` names: one, or one per rank of a switch group.
+  void appendRanges(const ActionOperand &operand,
+                    llvm::SmallVectorImpl<Range> &out) const;
 };
 
 } // namespace mscl::verify

@@ -64,6 +64,10 @@ struct Action {
   }
 };
 
+/// The primitive actions of `op`, in order; none for an operation without
+/// CommOpInterface (structure, declarations).
+llvm::SmallVector<Action, 4> getActions(mlir::Operation *op);
+
 } // namespace mscl
 
 #endif // MSCL_IR_MSCLSEMANTICS_H
