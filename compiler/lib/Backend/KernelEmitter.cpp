@@ -135,9 +135,8 @@ void KernelEmitter::emitPrologue(llvm::raw_ostream &os) const {
       os << "  T *const s_" << name << " = at(args.scratch, off_" << name
          << ");\n";
     if (uses.scratchPackets.count(s->scratchIndex))
-      os << "  LLPacket *const pk_" << name
-         << " = packetsAt(args.scratch, off_" << name << ") + par * "
-         << s->chunks << " * ppc;\n";
+      os << "  LLPacket *const pk_" << name << " = packetsAt(args.scratch, off_"
+         << name << ") + par * " << s->chunks << " * ppc;\n";
   }
 }
 

@@ -115,8 +115,7 @@ std::string KernelEmitter::packetPtr(const Operand &o) {
     uses.packetsPerChunk = true;
     chunkTerm = " + " + chunk + " * ppc";
   }
-  return base + chunkTerm + " + " + rel +
-         " * sizeof(T) / MSCCLC_LL_DATA_BYTES";
+  return base + chunkTerm + " + " + rel + " * sizeof(T) / MSCCLC_LL_DATA_BYTES";
 }
 
 std::string KernelEmitter::byteOffset(const Operand &o) {

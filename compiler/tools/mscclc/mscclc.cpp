@@ -10,6 +10,7 @@
 
 #include "mscclc/Backend/Backend.h"
 #include "mscclc/Frontend/Frontend.h"
+#include "mscclc/jit/HipOffload.h"
 #include "mscclc/jit/Nvrtc.h"
 #include "mscclc/MLIRGen/MLIRGen.h"
 #include "mscclc/Simulator/Simulator.h"
@@ -37,7 +38,18 @@ namespace cl = llvm::cl;
 
 namespace {
 
-enum class EmitKind { AST, MLIR, CUDA, HIP, Plan, Bundle, PTX, CUBIN, Dot };
+enum class EmitKind {
+  AST,
+  MLIR,
+  CUDA,
+  HIP,
+  Plan,
+  Bundle,
+  PTX,
+  CUBIN,
+  HSACO,
+  Dot
+};
 
 cl::OptionCategory mscclcCategory("mscclc options");
 
@@ -70,23 +82,28 @@ cl::opt<EmitKind> emitKind(
                           "the plan and the CUDA in one JSON document"),
                clEnumValN(EmitKind::PTX, "ptx", "PTX through NVRTC (--arch)"),
                clEnumValN(EmitKind::CUBIN, "cubin", "a CUBIN through NVRTC"),
+               clEnumValN(EmitKind::HSACO, "hsaco",
+                          "an AMDGPU code object through hipcc or clang "
+                          "(--arch gfx90a|gfx942)"),
                clEnumValN(EmitKind::Dot, "dot",
                           "the data flow as a Graphviz graph")),
     cl::cat(mscclcCategory));
-cl::opt<std::string> arch("arch", cl::desc("GPU for --emit=ptx|cubin"),
-                          cl::value_desc("sm_XX"), cl::init("sm_90"),
+cl::opt<std::string> arch("arch",
+                          cl::desc("GPU for --emit=ptx|cubin (default sm_90) "
+                                   "or --emit=hsaco (default gfx90a)"),
+                          cl::value_desc("sm_XX|gfxNNN"), cl::init("sm_90"),
                           cl::cat(mscclcCategory));
 cl::opt<std::string> dtype("dtype",
-                           cl::desc("MSCCLC_DTYPE for --emit=ptx|cubin"),
+                           cl::desc("MSCCLC_DTYPE for --emit=ptx|cubin|hsaco"),
                            cl::value_desc("f32|f16|bf16|..."), cl::init("f32"),
                            cl::cat(mscclcCategory));
 cl::opt<std::string> redop("redop",
-                           cl::desc("MSCCLC_REDOP for --emit=ptx|cubin"),
+                           cl::desc("MSCCLC_REDOP for --emit=ptx|cubin|hsaco"),
                            cl::value_desc("sum|prod|min|max"), cl::init("sum"),
                            cl::cat(mscclcCategory));
 cl::opt<int64_t> kernelRank(
     "rank",
-    cl::desc("--emit=ptx|cubin: only this rank's kernel (and the scale "
+    cl::desc("--emit=ptx|cubin|hsaco: only this rank's kernel (and the scale "
              "kernel), as the runtime compiles it"),
     cl::init(-1), cl::cat(mscclcCategory));
 cl::opt<unsigned> threadsPerBlock("threads-per-block",
@@ -218,8 +235,54 @@ LogicalResult runSimulation(mscl::ProgramOp program, llvm::raw_ostream &os) {
   return mscclc::sim::simulate(program, options, os);
 }
 
+/// The -D options of an ahead-of-time compile: data type, operator and,
+/// with --rank, the one rank to keep; nullopt after an error.
+std::optional<std::vector<std::string>>
+compileDefines(mscl::ProgramOp program) {
+  std::vector<std::string> defines = {"-DMSCCLC_DTYPE=" + dtype,
+                                      "-DMSCCLC_REDOP=" + redop};
+  if (kernelRank.getNumOccurrences()) {
+    if (kernelRank < 0 || kernelRank >= int64_t(program.getRanks())) {
+      emitError(program.getLoc())
+          << "--rank " << kernelRank.getValue() << " is not a rank of the "
+          << int64_t(program.getRanks()) << "-rank program";
+      return std::nullopt;
+    }
+    defines.push_back("-DMSCCLC_RANK=" + std::to_string(kernelRank.getValue()));
+  }
+  return defines;
+}
+
+/// --emit=hsaco: the HIP source through a HIP offload compiler.
+LogicalResult emitHsaco(mscl::ProgramOp program, llvm::raw_ostream &os,
+                        const mscclc::EmitOptions &options,
+                        const std::vector<std::string> &defines) {
+  mscclc::jit::HipOffloadRequest request;
+  request.arch = arch.getNumOccurrences() ? arch.getValue() : "gfx90a";
+  if (!mscclc::jit::isGfxArch(request.arch)) {
+    emitError(program.getLoc()) << "--emit=hsaco needs an AMDGPU --arch "
+                                   "(gfx90a, gfx942), not '"
+                                << request.arch << "'";
+    return failure();
+  }
+  llvm::raw_string_ostream source(request.source);
+  if (failed(mscclc::emitKernels(program, source, options)))
+    return failure();
+  request.defines = defines;
+  mscclc::jit::HipOffloadResult result =
+      mscclc::jit::compileWithHipOffload(request);
+  if (!result.ok) {
+    emitError(program.getLoc())
+        << "cannot emit hsaco for " << request.arch << ": " << result.log;
+    return failure();
+  }
+  os << result.binary;
+  return success();
+}
+
 /// Prints the requested stage of a verified module: the dialect, or one of
-/// the backend outputs (CUDA, plan, PTX/CUBIN through NVRTC).
+/// the backend outputs (CUDA, HIP, plan, PTX/CUBIN through NVRTC, HSACO
+/// through a HIP compiler).
 LogicalResult emitModule(ModuleOp module, llvm::raw_ostream &os) {
   if (simulateFlag || emitKind == EmitKind::Dot) {
     mscl::ProgramOp program = mscclc::getSingleProgram(module);
@@ -251,6 +314,13 @@ LogicalResult emitModule(ModuleOp module, llvm::raw_ostream &os) {
     emitOptions.target = mscclc::Target::HIP;
     return mscclc::emitKernels(program, os, emitOptions);
   }
+  std::optional<std::vector<std::string>> defines = compileDefines(program);
+  if (!defines)
+    return failure();
+  if (emitKind == EmitKind::HSACO) {
+    emitOptions.target = mscclc::Target::HIP;
+    return emitHsaco(program, os, emitOptions, *defines);
+  }
   mscclc::jit::NvrtcRequest request;
   llvm::raw_string_ostream source(request.source);
   if (failed(mscclc::emitKernels(program, source, emitOptions)))
@@ -258,17 +328,7 @@ LogicalResult emitModule(ModuleOp module, llvm::raw_ostream &os) {
   request.arch = arch;
   request.output = emitKind == EmitKind::PTX ? mscclc::jit::NvrtcOutput::PTX
                                              : mscclc::jit::NvrtcOutput::CUBIN;
-  request.defines = {"-DMSCCLC_DTYPE=" + dtype, "-DMSCCLC_REDOP=" + redop};
-  if (kernelRank.getNumOccurrences()) {
-    if (kernelRank < 0 || kernelRank >= int64_t(program.getRanks())) {
-      emitError(program.getLoc())
-          << "--rank " << kernelRank.getValue() << " is not a rank of the "
-          << int64_t(program.getRanks()) << "-rank program";
-      return failure();
-    }
-    request.defines.push_back("-DMSCCLC_RANK=" +
-                              std::to_string(kernelRank.getValue()));
-  }
+  request.defines = *defines;
   mscclc::jit::NvrtcResult result = mscclc::jit::compileWithNvrtc(request);
   if (!result.ok) {
     emitError(program.getLoc())

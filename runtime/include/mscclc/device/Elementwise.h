@@ -55,8 +55,9 @@ __device__ __forceinline__ void storeVec(void *p, uint4 v) {
 }
 
 /// The bytes one thread moves per step of a packet operation.
-constexpr u32 kStepBytes =
-    sizeof(T) > MSCCLC_LL_DATA_BYTES ? sizeof(T) : MSCCLC_LL_DATA_BYTES;
+constexpr u32 kStepBytes = sizeof(T) > MSCCLC_LL_DATA_BYTES
+                               ? sizeof(T)
+                               : MSCCLC_LL_DATA_BYTES;
 constexpr u32 kPacketsPerStep = kStepBytes / MSCCLC_LL_DATA_BYTES;
 template <int S> struct StepOf;
 template <> struct StepOf<4> { typedef unsigned type; };
@@ -74,7 +75,8 @@ __device__ __forceinline__ void loadAligned(unsigned &v, const void *p) {
 
 /// Loads `valid` (<= sizeof(V)) bytes starting at p; bytes past `valid`
 /// are zero.
-template <class V> __device__ __forceinline__ V loadStep(const T *p, u32 valid) {
+template <class V>
+__device__ __forceinline__ V loadStep(const T *p, u32 valid) {
   V v;
   if (valid == sizeof(V) && (reinterpret_cast<u64>(p) % sizeof(V)) == 0) {
     loadAligned(v, p);
@@ -218,7 +220,8 @@ __device__ MSCCLC_OP_INLINE void packetOp(const Ctx &ctx, const Site &site,
   const u64 steps = (bytes + kStepBytes - 1) / kStepBytes;
   constexpr u64 perStep = kStepBytes / sizeof(T);
   for (u64 q = threadIdx.x; q < steps; q += blockDim.x) {
-    const u32 valid = static_cast<u32>(umin(kStepBytes, bytes - q * kStepBytes));
+    const u32 valid =
+        static_cast<u32>(umin(kStepBytes, bytes - q * kStepBytes));
     const u64 pq = q * kPacketsPerStep;
     Step v;
     setZero(v);
@@ -226,7 +229,8 @@ __device__ MSCCLC_OP_INLINE void packetOp(const Ctx &ctx, const Site &site,
       v = loadStep<Step>(o.src[0] + q * perStep, valid);
 #pragma unroll
     for (int s = 1; s < NS; ++s)
-      v = reduceLanes<T, RedOp>(v, loadStep<Step>(o.src[s] + q * perStep, valid));
+      v = reduceLanes<T, RedOp>(v,
+                                loadStep<Step>(o.src[s] + q * perStep, valid));
     if (NK > 0) {
       Step got[NK > 0 ? NK : 1];
       bool ready[NK > 0 ? NK : 1];

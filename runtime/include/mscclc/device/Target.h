@@ -11,7 +11,7 @@
 #define MSCCLC_DEVICE_TARGET_H
 
 #ifndef MSCCLC_TARGET_HIP
-#if (defined(__HIP_PLATFORM_AMD__) || defined(__HIP__) ||                     \
+#if (defined(__HIP_PLATFORM_AMD__) || defined(__HIP__) ||                      \
      defined(__HIPCC_RTC__)) &&                                                \
     !defined(__HIP_PLATFORM_NVIDIA__)
 #define MSCCLC_TARGET_HIP 1

@@ -40,10 +40,7 @@ __device__ __forceinline__ mscclc_u64 loadAcquireSys(const mscclc_u64 *p) {
 }
 
 __device__ __forceinline__ void incrementRelaxedSys(mscclc_u64 *p) {
-  asm volatile("red.relaxed.sys.global.add.u64 [%0], 1;"
-               :
-               : "l"(p)
-               : "memory");
+  asm volatile("red.relaxed.sys.global.add.u64 [%0], 1;" : : "l"(p) : "memory");
 }
 
 /// ld.global.cg caches in L2 only: data written by peers or by other

@@ -61,8 +61,8 @@ __device__ __forceinline__ void incrementRelaxedSys(mscclc_u64 *p) {
 }
 
 __device__ __forceinline__ mscclc_u64 loadRelaxedSys8(const void *p) {
-  return __hip_atomic_load(static_cast<const mscclc_u64 *>(p),
-                           __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
+  return __hip_atomic_load(static_cast<const mscclc_u64 *>(p), __ATOMIC_RELAXED,
+                           __HIP_MEMORY_SCOPE_SYSTEM);
 }
 __device__ __forceinline__ void storeRelaxedSys8(void *p, mscclc_u64 v) {
   __hip_atomic_store(static_cast<mscclc_u64 *>(p), v, __ATOMIC_RELAXED,
