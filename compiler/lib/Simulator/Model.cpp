@@ -2,8 +2,6 @@
 
 #include "Model.h"
 
-#include "llvm/ADT/TypeSwitch.h"
-
 #include <map>
 #include <tuple>
 
@@ -47,25 +45,19 @@ private:
     return step;
   }
   void addSync(BlockInfo &block, StepKind kind, Operation *op,
-               ArrayAttr refs) {
+               ArrayRef<FlatSymbolRefAttr> refs) {
     Step step = make(kind, op);
-    for (Attribute ref : refs)
+    for (FlatSymbolRefAttr ref : refs)
       step.channels.push_back(channel(ref));
     block.steps.push_back(std::move(step));
   }
-  void addPut(BlockInfo &block, Operation *op, FlatSymbolRefAttr ref,
-              ChunkAttr dst, ChunkAttr src, int signals) {
-    Step put = make(StepKind::Put, op);
-    put.channels.push_back(channel(ref));
-    put.dsts.push_back(chunk(dst));
-    put.srcs.push_back(chunk(src));
-    block.steps.push_back(std::move(put));
-    ArrayAttr refs = ArrayAttr::get(op->getContext(), {ref});
-    if (signals >= 1)
-      addSync(block, StepKind::Signal, op, refs);
-    if (signals >= 2)
-      addSync(block, StepKind::Flush, op, refs);
-  }
+  /// The step of one copy or reduce action; where its operands live picks
+  /// the machine's kind (a copy into a peer is a put, a reduce reading peers
+  /// a read_reduce, one writing them a reduce_put, ...).
+  Step dataStep(const Action &action, Operation *op);
+  /// The steps of `op`'s primitive actions (CommOpInterface).
+  void lowerActions(Operation *op, BlockInfo &block);
+  LogicalResult lowerPipeline(PipelineOp pipeline, int rank, BlockInfo &block);
 
   /// Inside a pipeline the generated code does an operation on a run of R
   /// chunks one chunk at a time, so iteration t takes slice t of every
@@ -149,135 +141,138 @@ LogicalResult ModelBuilder::declare(Operation &op) {
   return success();
 }
 
+Step ModelBuilder::dataStep(const Action &action, Operation *op) {
+  Step step = make(StepKind::Copy, op);
+  bool peerReads = false, peerWrites = false, groupRead = false,
+       groupWrite = false;
+  for (const ActionOperand &read : action.reads) {
+    switch (read.reach) {
+    case Reach::Local:
+      step.srcs.push_back(chunk(read.chunk));
+      break;
+    case Reach::Peer:
+      peerReads = true;
+      step.channels.push_back(channel(read.via));
+      step.remotes.push_back(chunk(read.chunk));
+      break;
+    case Reach::Group:
+      groupRead = true;
+      step.switchId = model.switchIds.lookup(read.via.getValue());
+      step.srcs.push_back(chunk(read.chunk));
+      break;
+    }
+  }
+  for (const ActionOperand &write : action.writes) {
+    if (write.reach == Reach::Peer) {
+      peerWrites = true;
+      step.channels.push_back(channel(write.via));
+      step.dsts.push_back(chunk(write.chunk));
+    } else if (write.reach == Reach::Group) {
+      groupWrite = true;
+      step.switchId = model.switchIds.lookup(write.via.getValue());
+      step.dsts.push_back(chunk(write.chunk));
+    }
+  }
+  // Next to writes into peers, a local write is the reduce_put's store.
+  for (const ActionOperand &write : action.writes)
+    if (write.reach == Reach::Local) {
+      if (peerWrites)
+        step.store = chunk(write.chunk);
+      else
+        step.dsts.push_back(chunk(write.chunk));
+    }
+  bool reduce = action.kind == Action::Kind::Reduce;
+  if (groupRead)
+    step.kind = StepKind::SwitchReduce;
+  else if (groupWrite)
+    step.kind = StepKind::SwitchBroadcast;
+  else if (peerWrites)
+    step.kind = reduce ? StepKind::ReducePut : StepKind::Put;
+  else if (peerReads)
+    step.kind = reduce ? StepKind::ReadReduce : StepKind::Get;
+  else
+    step.kind = reduce ? StepKind::Reduce : StepKind::Copy;
+  return step;
+}
+
+/// The machine's signal, wait and flush steps include the block barrier
+/// that the execution model puts around them (the task's clock advances
+/// there), so a barrier action next to one of them is part of that step;
+/// only a barrier on its own (mscl.barrier) is a step of its own.
+void ModelBuilder::lowerActions(Operation *op, BlockInfo &block) {
+  SmallVector<Action, 4> actions = getActions(op);
+  auto isSync = [&](size_t i) {
+    if (i >= actions.size())
+      return false;
+    Action::Kind kind = actions[i].kind;
+    return kind == Action::Kind::Signal || kind == Action::Kind::Wait ||
+           kind == Action::Kind::Flush;
+  };
+  for (size_t i = 0, e = actions.size(); i < e; ++i) {
+    const Action &action = actions[i];
+    switch (action.kind) {
+    case Action::Kind::Copy:
+    case Action::Kind::Reduce:
+      block.steps.push_back(dataStep(action, op));
+      break;
+    case Action::Kind::Signal:
+      addSync(block, StepKind::Signal, op, action.channels);
+      break;
+    case Action::Kind::Wait:
+      addSync(block, StepKind::Wait, op, action.channels);
+      break;
+    case Action::Kind::Flush:
+      addSync(block, StepKind::Flush, op, action.channels);
+      break;
+    case Action::Kind::Barrier:
+      if (!(i > 0 && isSync(i - 1)) && !isSync(i + 1))
+        block.steps.push_back(make(StepKind::Barrier, op));
+      break;
+    }
+  }
+}
+
+LogicalResult ModelBuilder::lowerPipeline(PipelineOp pipeline, int rank,
+                                          BlockInfo &block) {
+  int begin = block.steps.size();
+  Step step = make(StepKind::PipelineBegin, pipeline);
+  step.unit = pipeline.getUnit();
+  block.steps.push_back(std::move(step));
+  if (failed(lowerOps(pipeline.getBody().front(), rank, block)))
+    return failure();
+  splitRuns(block, begin + 1);
+  int64_t maxRun = 0;
+  for (int i = begin + 1, e = block.steps.size(); i < e; ++i) {
+    Step &inner = block.steps[i];
+    if (inner.kind == StepKind::PipelineBegin)
+      return pipeline.emitOpError() << "pipelines do not nest";
+    for (auto *list : std::initializer_list<llvm::SmallVectorImpl<ChunkRef> *>{
+             &inner.dsts, &inner.srcs, &inner.remotes})
+      for (const ChunkRef &c : *list)
+        maxRun = std::max(maxRun, c.count);
+    if (inner.store)
+      maxRun = std::max(maxRun, inner.store->count);
+  }
+  Step end = make(StepKind::PipelineEnd, pipeline);
+  end.partner = begin;
+  block.steps[begin].partner = block.steps.size();
+  block.steps[begin].maxRunChunks = maxRun;
+  block.steps.push_back(std::move(end));
+  return success();
+}
+
 LogicalResult ModelBuilder::lowerOps(Block &body, int rank, BlockInfo &block) {
-  for (Operation &opRef : body) {
-    Operation *op = &opRef;
-    LogicalResult result =
-        llvm::TypeSwitch<Operation *, LogicalResult>(op)
-            .Case<PutOp>([&](PutOp put) {
-              addPut(block, op, put.getChannelAttr(), put.getDst(),
-                     put.getSrc(), 0);
-              return success();
-            })
-            .Case<PutWithSignalOp>([&](PutWithSignalOp put) {
-              addPut(block, op, put.getChannelAttr(), put.getDst(),
-                     put.getSrc(), 1);
-              return success();
-            })
-            .Case<PutWithSignalAndFlushOp>([&](PutWithSignalAndFlushOp put) {
-              addPut(block, op, put.getChannelAttr(), put.getDst(),
-                     put.getSrc(), 2);
-              return success();
-            })
-            .Case<GetOp>([&](GetOp get) {
-              Step step = make(StepKind::Get, op);
-              step.channels.push_back(channel(get.getChannelAttr()));
-              step.dsts.push_back(chunk(get.getDst()));
-              step.remotes.push_back(chunk(get.getSrc()));
-              block.steps.push_back(std::move(step));
-              return success();
-            })
-            .Case<SignalOp>([&](SignalOp s) {
-              addSync(block, StepKind::Signal, op, s.getChannels());
-              return success();
-            })
-            .Case<WaitOp>([&](WaitOp w) {
-              addSync(block, StepKind::Wait, op, w.getChannels());
-              return success();
-            })
-            .Case<FlushOp>([&](FlushOp f) {
-              addSync(block, StepKind::Flush, op, f.getChannels());
-              return success();
-            })
-            .Case<CopyOp>([&](CopyOp copy) {
-              Step step = make(StepKind::Copy, op);
-              step.dsts.push_back(chunk(copy.getDst()));
-              step.srcs.push_back(chunk(copy.getSrc()));
-              block.steps.push_back(std::move(step));
-              return success();
-            })
-            .Case<ReduceOp>([&](ReduceOp reduce) {
-              Step step = make(StepKind::Reduce, op);
-              step.dsts.push_back(chunk(reduce.getDst()));
-              for (Attribute src : reduce.getSrcs())
-                step.srcs.push_back(chunk(src));
-              block.steps.push_back(std::move(step));
-              return success();
-            })
-            .Case<ReadReduceOp>([&](ReadReduceOp reduce) {
-              Step step = make(StepKind::ReadReduce, op);
-              step.dsts.push_back(chunk(reduce.getDst()));
-              for (Attribute src : reduce.getSrcs())
-                step.srcs.push_back(chunk(src));
-              for (auto [ref, remote] :
-                   llvm::zip(reduce.getChannels(), reduce.getRemotes())) {
-                step.channels.push_back(channel(ref));
-                step.remotes.push_back(chunk(remote));
-              }
-              block.steps.push_back(std::move(step));
-              return success();
-            })
-            .Case<ReducePutOp>([&](ReducePutOp reducePut) {
-              Step step = make(StepKind::ReducePut, op);
-              for (auto [ref, dst] : llvm::zip(reducePut.getChannels(),
-                                               reducePut.getDsts())) {
-                step.channels.push_back(channel(ref));
-                step.dsts.push_back(chunk(dst));
-              }
-              for (Attribute src : reducePut.getSrcs())
-                step.srcs.push_back(chunk(src));
-              if (auto store = reducePut.getStoreAttr())
-                step.store = chunk(store);
-              block.steps.push_back(std::move(step));
-              return success();
-            })
-            .Case<SwitchReduceOp, SwitchBroadcastOp>([&](auto sw) {
-              Step step = make(isa<SwitchReduceOp>(op) ? StepKind::SwitchReduce
-                                                       : StepKind::SwitchBroadcast,
-                               op);
-              step.switchId = model.switchIds.lookup(sw.getChannel());
-              step.dsts.push_back(chunk(sw.getDst()));
-              step.srcs.push_back(chunk(sw.getSrc()));
-              block.steps.push_back(std::move(step));
-              return success();
-            })
-            .Case<BarrierOp>([&](BarrierOp) {
-              block.steps.push_back(make(StepKind::Barrier, op));
-              return success();
-            })
-            .Case<PipelineOp>([&](PipelineOp pipeline) -> LogicalResult {
-              int begin = block.steps.size();
-              Step step = make(StepKind::PipelineBegin, op);
-              step.unit = pipeline.getUnit();
-              block.steps.push_back(std::move(step));
-              if (failed(lowerOps(pipeline.getBody().front(), rank, block)))
-                return failure();
-              splitRuns(block, begin + 1);
-              int64_t maxRun = 0;
-              for (int i = begin + 1, e = block.steps.size(); i < e; ++i) {
-                Step &inner = block.steps[i];
-                if (inner.kind == StepKind::PipelineBegin)
-                  return pipeline.emitOpError() << "pipelines do not nest";
-                for (auto *list : std::initializer_list<llvm::SmallVectorImpl<ChunkRef> *>{
-                         &inner.dsts, &inner.srcs, &inner.remotes})
-                  for (const ChunkRef &c : *list)
-                    maxRun = std::max(maxRun, c.count);
-                if (inner.store)
-                  maxRun = std::max(maxRun, inner.store->count);
-              }
-              Step end = make(StepKind::PipelineEnd, op);
-              end.partner = begin;
-              block.steps[begin].partner = block.steps.size();
-              block.steps[begin].maxRunChunks = maxRun;
-              block.steps.push_back(std::move(end));
-              return success();
-            })
-            .Default([](Operation *other) {
-              return other->emitOpError()
-                     << "cannot be simulated: not an mscl thread-block op";
-            });
-    if (failed(result))
-      return failure();
+  for (Operation &op : body) {
+    // A pipeline performs no action of its own: it repeats its body.
+    if (auto pipeline = dyn_cast<PipelineOp>(op)) {
+      if (failed(lowerPipeline(pipeline, rank, block)))
+        return failure();
+      continue;
+    }
+    if (!isa<CommOpInterface>(op))
+      return op.emitOpError()
+             << "cannot be simulated: not an mscl thread-block op";
+    lowerActions(&op, block);
   }
   return success();
 }

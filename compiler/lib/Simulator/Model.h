@@ -1,9 +1,9 @@
 //===- Model.h - An mscl.program prepared for simulation ------*- C++ -*-===//
 //
 // The program's declarations resolved to dense ids and every thread block's
-// operations lowered to a flat list of steps. Fused operations split into
-// their parts (put_with_signal is a put step then a signal step), so the
-// machine implements each semantic action once.
+// operations lowered to a flat list of steps, one per primitive action
+// (CommOpInterface, mscl/IR/MsclSemantics.h): put_with_signal is a put step
+// then a signal step, so the machine implements each action once.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MSCCLC_LIB_SIMULATOR_MODEL_H
