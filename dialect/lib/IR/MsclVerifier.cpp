@@ -3,8 +3,11 @@
 // One pass over the program checks everything that relates operations to
 // the program's declarations: buffers and channels exist, chunks are in
 // bounds, channel operations run on their channel's source rank and touch
-// the right ranks, LL packets go to packet buffers and only there.
-// Building the symbol maps once keeps this linear in the program size.
+// the right ranks, LL packets go to packet buffers and only there. What an
+// operation touches, and through which channel, comes from its primitive
+// actions (CommOpInterface), so the checks are stated per kind of operand,
+// not per operation. Building the symbol maps once keeps this linear in the
+// program size.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,7 +15,6 @@
 
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace mscl;
@@ -40,11 +42,20 @@ private:
   FailureOr<SwitchChannelOp> lookupSwitch(Operation *op,
                                           FlatSymbolRefAttr ref, int64_t rank);
 
-  LogicalResult checkPutLike(Operation *op, FlatSymbolRefAttr channel,
-                             ChunkAttr dst, ChunkAttr src, int64_t rank,
-                             bool withSignal);
-  LogicalResult checkSync(Operation *op, ArrayAttr channels, int64_t rank,
-                          bool isFlush);
+  /// The channel through which `operand` reaches the peer, which must be a
+  /// memory channel for a read.
+  FailureOr<ChannelOp> checkPeerChannel(Operation *op,
+                                        const ActionOperand &operand,
+                                        bool read, int64_t rank);
+  /// Every channel the actions name: declared, of the right kind for what
+  /// the action does through it, used on its source rank by one block.
+  LogicalResult checkChannels(Operation *op, llvm::ArrayRef<Action> actions,
+                              int64_t rank);
+  /// Every chunk of a data action: in bounds, on the rank that reaches it
+  /// (this one, or the channel's peer), in a packet buffer exactly when an
+  /// LL put writes it.
+  LogicalResult checkOperands(Operation *op, const Action &action,
+                              int64_t rank);
 
   ProgramOp program;
   llvm::StringMap<BufferOp> buffers;
@@ -185,140 +196,142 @@ static bool isLL(ChannelOp channel) {
   return channel.getProtocol() && *channel.getProtocol() == Protocol::LL;
 }
 
-LogicalResult ProgramChecker::checkPutLike(Operation *op,
-                                           FlatSymbolRefAttr channelRef,
-                                           ChunkAttr dst, ChunkAttr src,
-                                           int64_t rank, bool withSignal) {
-  FailureOr<ChannelOp> channel = lookupChannel(op, channelRef, rank);
-  if (failed(channel))
-    return failure();
-  if (withSignal && isLL(*channel))
-    return op->emitOpError() << "signals on LL channel @" << channelRef.getValue()
-                             << "; LL packets carry their own flags";
-  if (failed(checkChunk(op, src, rank, "source")))
-    return failure();
-  return checkChunkPacket(op, dst, channel->getDst(), "destination",
-                          isLL(*channel));
+static bool isSignalOrWait(const Action &action) {
+  return action.kind == Action::Kind::Signal ||
+         action.kind == Action::Kind::Wait;
 }
 
-LogicalResult ProgramChecker::checkSync(Operation *op, ArrayAttr refs,
-                                        int64_t rank, bool isFlush) {
-  for (Attribute ref : refs) {
-    FailureOr<ChannelOp> channel = lookupChannel(op, ref, rank);
-    if (failed(channel))
-      return failure();
-    if (!isFlush && isLL(*channel))
+FailureOr<ChannelOp>
+ProgramChecker::checkPeerChannel(Operation *op, const ActionOperand &operand,
+                                 bool read, int64_t rank) {
+  FailureOr<ChannelOp> channel = lookupChannel(op, operand.via, rank);
+  if (failed(channel))
+    return failure();
+  // A peer's chunk is loaded through its mapped memory, which only memory
+  // channels provide.
+  if (read && channel->getKind() != ChannelKind::memory) {
+    op->emitOpError() << "reads need a memory channel";
+    return failure();
+  }
+  return channel;
+}
+
+/// The channel a copy goes through and a switch group decide where the
+/// operands live, so they come first; a reduction's peers are checked one
+/// by one with their chunks, after its local operands (checkOperands).
+LogicalResult ProgramChecker::checkChannels(Operation *op,
+                                            ArrayRef<Action> actions,
+                                            int64_t rank) {
+  bool moves = llvm::any_of(actions, [](const Action &a) { return a.isData(); });
+  for (const Action &action : actions) {
+    for (bool read : {true, false}) {
+      for (const ActionOperand &operand :
+           read ? ArrayRef<ActionOperand>(action.reads)
+                : ArrayRef<ActionOperand>(action.writes)) {
+        if (operand.reach == Reach::Group &&
+            failed(lookupSwitch(op, operand.via, rank)))
+          return failure();
+        if (operand.reach == Reach::Peer &&
+            action.kind != Action::Kind::Reduce &&
+            failed(checkPeerChannel(op, operand, read, rank)))
+          return failure();
+      }
+    }
+    for (FlatSymbolRefAttr ref : action.channels) {
+      FailureOr<ChannelOp> channel = lookupChannel(op, ref, rank);
+      if (failed(channel))
+        return failure();
+      if (!isSignalOrWait(action) || !isLL(*channel))
+        continue;
+      if (moves)
+        return op->emitOpError() << "signals on LL channel @" << ref.getValue()
+                                 << "; LL packets carry their own flags";
       return op->emitOpError()
              << "on LL channel " << ref
              << ": LL data carries its own flags; synchronise over an HB "
                 "or port channel";
+    }
   }
   return success();
 }
 
+LogicalResult ProgramChecker::checkOperands(Operation *op,
+                                            const Action &action,
+                                            int64_t rank) {
+  auto hasReach = [](ArrayRef<ActionOperand> operands, Reach reach) {
+    return llvm::any_of(operands, [&](const ActionOperand &o) {
+      return o.reach == reach;
+    });
+  };
+  // The switch reads and writes plain memory; only the block's own loads
+  // spin on packet flags.
+  bool viaSwitch = hasReach(action.reads, Reach::Group) ||
+                   hasReach(action.writes, Reach::Group);
+  // Next to writes into peers, a local write is the reduce_put's store.
+  bool writesPeers = hasReach(action.writes, Reach::Peer);
+  auto isStore = [&](const ActionOperand &o) {
+    return o.reach == Reach::Local && writesPeers;
+  };
+  // The executing rank's chunks first (destinations, sources, the store),
+  // then the peers'. Only LL puts write packet buffers.
+  for (const ActionOperand &write : action.writes)
+    if (write.reach != Reach::Peer && !isStore(write) &&
+        failed(checkChunkPacket(op, write.chunk, rank, "destination", false)))
+      return failure();
+  for (const ActionOperand &read : action.reads) {
+    if (read.reach == Reach::Peer)
+      continue;
+    if (failed(viaSwitch ? checkChunkPacket(op, read.chunk, rank, "source",
+                                            false)
+                         : checkChunk(op, read.chunk, rank, "source")))
+      return failure();
+  }
+  for (const ActionOperand &write : action.writes)
+    if (isStore(write) &&
+        failed(checkChunkPacket(op, write.chunk, rank, "local store", false)))
+      return failure();
+  bool reduce = action.kind == Action::Kind::Reduce;
+  auto checkPeer = [&](const ActionOperand &operand, bool read) {
+    ChannelOp channel = channels.lookup(operand.via.getValue());
+    if (reduce) {
+      FailureOr<ChannelOp> checked = checkPeerChannel(op, operand, read, rank);
+      if (failed(checked))
+        return failure();
+      channel = *checked;
+    }
+    if (read)
+      return checkChunkPacket(op, operand.chunk, channel.getDst(),
+                              reduce ? "remote source" : "source", false);
+    return checkChunkPacket(op, operand.chunk, channel.getDst(),
+                            "destination", isLL(channel));
+  };
+  for (const ActionOperand &read : action.reads)
+    if (read.reach == Reach::Peer && failed(checkPeer(read, true)))
+      return failure();
+  for (const ActionOperand &write : action.writes)
+    if (write.reach == Reach::Peer && failed(checkPeer(write, false)))
+      return failure();
+  return success();
+}
+
 LogicalResult ProgramChecker::checkOp(Operation *op, int64_t rank) {
-  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
-      .Case<PutOp>([&](PutOp put) {
-        return checkPutLike(op, put.getChannelAttr(), put.getDst(),
-                            put.getSrc(), rank, /*withSignal=*/false);
-      })
-      .Case<PutWithSignalOp, PutWithSignalAndFlushOp>([&](auto put) {
-        return checkPutLike(op, put.getChannelAttr(), put.getDst(),
-                            put.getSrc(), rank, /*withSignal=*/true);
-      })
-      .Case<GetOp>([&](GetOp get) -> LogicalResult {
-        FailureOr<ChannelOp> channel =
-            lookupChannel(op, get.getChannelAttr(), rank);
-        if (failed(channel))
-          return failure();
-        if (channel->getKind() != ChannelKind::memory)
-          return op->emitOpError() << "reads need a memory channel";
-        return failure(
-            failed(checkChunkPacket(op, get.getDst(), rank, "destination",
-                                    false)) ||
-            failed(checkChunkPacket(op, get.getSrc(), channel->getDst(),
-                                    "source", false)));
-      })
-      .Case<SignalOp, WaitOp>([&](auto sync) {
-        return checkSync(op, sync.getChannels(), rank, false);
-      })
-      .Case<FlushOp>([&](FlushOp flush) {
-        return checkSync(op, flush.getChannels(), rank, true);
-      })
-      .Case<CopyOp>([&](CopyOp copy) {
-        return failure(
-            failed(checkChunkPacket(op, copy.getDst(), rank, "destination",
-                                    false)) ||
-            failed(checkChunk(op, copy.getSrc(), rank, "source")));
-      })
-      .Case<ReduceOp>([&](ReduceOp reduce) -> LogicalResult {
-        if (failed(checkChunkPacket(op, reduce.getDst(), rank, "destination",
-                                    false)))
-          return failure();
-        for (Attribute src : reduce.getSrcs())
-          if (failed(checkChunk(op, cast<ChunkAttr>(src), rank, "source")))
-            return failure();
-        return success();
-      })
-      .Case<ReadReduceOp>([&](ReadReduceOp reduce) -> LogicalResult {
-        if (failed(checkChunkPacket(op, reduce.getDst(), rank, "destination",
-                                    false)))
-          return failure();
-        for (Attribute src : reduce.getSrcs())
-          if (failed(checkChunk(op, cast<ChunkAttr>(src), rank, "source")))
-            return failure();
-        for (auto [ref, remote] :
-             llvm::zip(reduce.getChannels(), reduce.getRemotes())) {
-          FailureOr<ChannelOp> channel = lookupChannel(op, ref, rank);
-          if (failed(channel))
-            return failure();
-          if (channel->getKind() != ChannelKind::memory)
-            return op->emitOpError() << "reads need a memory channel";
-          if (failed(checkChunkPacket(op, cast<ChunkAttr>(remote),
-                                      channel->getDst(), "remote source",
-                                      false)))
-            return failure();
-        }
-        return success();
-      })
-      .Case<ReducePutOp>([&](ReducePutOp reducePut) -> LogicalResult {
-        for (Attribute src : reducePut.getSrcs())
-          if (failed(checkChunk(op, cast<ChunkAttr>(src), rank, "source")))
-            return failure();
-        if (auto store = reducePut.getStoreAttr())
-          if (failed(checkChunkPacket(op, store, rank, "local store", false)))
-            return failure();
-        for (auto [ref, dst] :
-             llvm::zip(reducePut.getChannels(), reducePut.getDsts())) {
-          FailureOr<ChannelOp> channel = lookupChannel(op, ref, rank);
-          if (failed(channel) ||
-              failed(checkChunkPacket(op, cast<ChunkAttr>(dst),
-                                      channel->getDst(), "destination",
-                                      isLL(*channel))))
-            return failure();
-        }
-        return success();
-      })
-      .Case<SwitchReduceOp, SwitchBroadcastOp>([&](auto sw) -> LogicalResult {
-        if (failed(lookupSwitch(op, sw.getChannelAttr(), rank)))
-          return failure();
-        return failure(
-            failed(checkChunkPacket(op, sw.getDst(), rank, "destination",
-                                    false)) ||
-            failed(checkChunkPacket(op, sw.getSrc(), rank, "source", false)));
-      })
-      .Case<BarrierOp>([](BarrierOp) { return success(); })
-      .Case<PipelineOp>([&](PipelineOp pipeline) -> LogicalResult {
-        if (pipeline->getParentOfType<PipelineOp>())
-          return op->emitOpError() << "pipelines do not nest";
-        for (Operation &inner : pipeline.getBody().front())
-          if (failed(checkOp(&inner, rank)))
-            return failure();
-        return success();
-      })
-      .Default([](Operation *other) {
-        return other->emitOpError() << "is not an mscl thread-block operation";
-      });
+  if (auto pipeline = dyn_cast<PipelineOp>(op)) {
+    if (pipeline->getParentOfType<PipelineOp>())
+      return op->emitOpError() << "pipelines do not nest";
+    for (Operation &inner : pipeline.getBody().front())
+      if (failed(checkOp(&inner, rank)))
+        return failure();
+    return success();
+  }
+  if (!isa<CommOpInterface>(op))
+    return op->emitOpError() << "is not an mscl thread-block operation";
+  SmallVector<Action, 4> actions = getActions(op);
+  if (failed(checkChannels(op, actions, rank)))
+    return failure();
+  for (const Action &action : actions)
+    if (action.isData() && failed(checkOperands(op, action, rank)))
+      return failure();
+  return success();
 }
 
 LogicalResult ProgramChecker::run() {
