@@ -373,6 +373,19 @@ mscclcResult_t mscclcProgramInPlace(mscclcProgram_t program, int *inPlace) {
   return mscclcSuccess;
 }
 
+mscclcResult_t mscclcProgramCollective(mscclcProgram_t program,
+                                       const char **collective) {
+  API_CHECK(program && collective, "arguments must not be NULL");
+  *collective = program->program->plan().collective.c_str();
+  return mscclcSuccess;
+}
+
+mscclcResult_t mscclcProgramRoot(mscclcProgram_t program, int *root) {
+  API_CHECK(program && root, "arguments must not be NULL");
+  *root = program->program->plan().root;
+  return mscclcSuccess;
+}
+
 mscclcResult_t mscclcProgramRun(mscclcProgram_t program, mscclcComm_t comm,
                                 const void *sendbuff, void *recvbuff,
                                 size_t count, mscclcDataType_t dtype,
@@ -451,6 +464,20 @@ mscclcResult_t mscclcGroupEnd(void) {
     return mscclcSuccess;
   std::vector<RunArgs> ops;
   ops.swap(groupOps);
+  // Ranks that share a GPU run at once or not at all: on one stream their
+  // kernels would run one after the other, each waiting for the next.
+  for (size_t i = 0; i < ops.size(); ++i)
+    for (size_t j = i + 1; j < ops.size(); ++j) {
+      Communicator &a = *ops[i].comm->comm, &b = *ops[j].comm->comm;
+      if (&a != &b && ops[i].count && ops[j].count &&
+          ops[i].stream == ops[j].stream && a.sameWorld(b) &&
+          a.sameGpu(b.rank()))
+        return fail(invalidArgument(fmt::format(
+            "ranks {} and {} share GPU {} and were given the same stream: "
+            "ranks on one GPU need a stream each (non-blocking), or their "
+            "kernels run one after the other and wait for each other forever",
+            a.rank(), b.rank(), a.device())));
+    }
   // Setup that talks to peers must run on all communicators at once: one
   // thread per queued run when any of them needs it.
   bool collective = false;

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <set>
+#include <string_view>
 #include <thread>
 #include <unistd.h>
 
@@ -65,12 +66,8 @@ Status Communicator::createAll(const std::vector<int> &devices,
   int n = int(devices.size());
   if (n < 1)
     return invalidArgument("createAll needs at least one device");
-  for (int i = 0; i < n; ++i)
-    for (int j = i + 1; j < n; ++j)
-      if (devices[size_t(i)] == devices[size_t(j)])
-        return invalidArgument(
-            fmt::format("device {} is listed twice: one rank per device",
-                        devices[size_t(i)]));
+  // A device may be listed more than once: its ranks then share the GPU
+  // (docs/runtime.md, "Several ranks on one GPU").
   // The rendezvous stays inside this process: a loopback root.
   UniqueId id;
   MSCCLC_TRY(createUniqueId(&id));
@@ -101,6 +98,8 @@ Status Communicator::init(const UniqueId &id, int rank, int nranks,
   rank_ = rank;
   nranks_ = nranks;
   device_ = device;
+  worldId_ = std::hash<std::string_view>()(
+      std::string_view(id.bytes, sizeof(id.bytes)));
   DeviceGuard guard(device);
   MSCCLC_CUDA_CHECK(cudaFree(nullptr)); // create the primary context
   void *flag = nullptr;
@@ -126,10 +125,15 @@ Status Communicator::init(const UniqueId &id, int rank, int nranks,
   for (int r = 0; r < nranks; ++r) {
     if (r == rank || !sameHost(r))
       continue;
-    if (strcmp(peers_[size_t(r)].busId, mine.busId) == 0)
-      return invalidArgument(
-          fmt::format("ranks {} and {} both use GPU {}: one rank per GPU", rank,
-                      r, mine.busId));
+    // Processes share a GPU by time slicing: the kernels of two ranks in
+    // different processes never run at once, and each spins until the
+    // other's signals arrive. Ranks in one process share it for real.
+    if (sameGpu(r) && !sameProcess(r))
+      return unsupported(fmt::format(
+          "ranks {} and {} use GPU {} from different processes: ranks that "
+          "share a GPU must live in one process (mscclcCommInitAll with the "
+          "device listed once per rank)",
+          rank, r, mine.busId));
     if (sameProcess(r))
       MSCCLC_TRY(enablePeerAccess(peers_[size_t(r)].device));
   }
@@ -180,6 +184,11 @@ void Communicator::dropExecutors(uint64_t programId) {
 
 bool Communicator::sameHost(int r) const {
   return peers_[size_t(r)].hostHash == peers_[size_t(rank_)].hostHash;
+}
+
+bool Communicator::sameGpu(int r) const {
+  return sameHost(r) &&
+         strcmp(peers_[size_t(r)].busId, peers_[size_t(rank_)].busId) == 0;
 }
 
 bool Communicator::sameProcess(int r) const {

@@ -66,6 +66,8 @@ Status driverApi(const DriverApi **out) {
     need("cuModuleGetGlobal", api.moduleGetGlobal);
     need("cuLaunchKernel", api.launchKernel);
     need("cuFuncSetAttribute", api.funcSetAttribute);
+    need("cuOccupancyMaxActiveBlocksPerMultiprocessor",
+         api.occupancyMaxActiveBlocksPerMultiprocessor);
     need("cuStreamWriteValue64", api.streamWriteValue64);
     need("cuCtxGetCurrent", api.ctxGetCurrent);
     need("cuMemGetAddressRange", api.memGetAddressRange);

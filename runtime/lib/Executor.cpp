@@ -112,6 +112,7 @@ Status Executor::init() {
           fmt::format("program {} has no scale kernel for avg", plan_.name));
     MSCCLC_TRY(module_.function(plan_.scaleKernel, &scaleKernel_));
   }
+  MSCCLC_TRY(checkDeviceFit());
 
   size_t nMem = rankPlan_.memoryChannels.size();
   size_t nPort = rankPlan_.portChannels.size();
@@ -148,7 +149,11 @@ Status Executor::init() {
         reinterpret_cast<void **>(&devTail_), const_cast<uint64_t *>(tail_), 0));
     MSCCLC_CUDA_CHECK(cudaMalloc(&head_, sizeof(uint64_t)));
     MSCCLC_CUDA_CHECK(cudaMemset(head_, 0, sizeof(uint64_t)));
-    for (size_t i = 0; i < nPort; ++i) {
+    // A stream per port channel, so copies to different peers overlap on
+    // the copy engines; on a GPU that other ranks share, one for all: the
+    // copies stay on the device, and hardware work queues are few
+    // (checkDeviceFit).
+    for (size_t i = 0; i < proxyStreamCount(); ++i) {
       cudaStream_t s = nullptr;
       MSCCLC_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
       portStreams_.push_back(s);
@@ -166,6 +171,85 @@ Status Executor::init() {
              "threads, {} memory and {} port channels",
              comm_.rank(), plan_.name, dtype_, redop_, rankPlan_.blocks,
              plan_.threadsPerBlock, nMem, nPort);
+  return Status::ok();
+}
+
+bool Executor::sharesGpu() const {
+  for (int r = 0; r < comm_.nranks(); ++r)
+    if (r != comm_.rank() && comm_.sameGpu(r))
+      return true;
+  return false;
+}
+
+size_t Executor::proxyStreamCount() const {
+  size_t nPort = rankPlan_.portChannels.size();
+  return nPort == 0 ? 0 : sharesGpu() ? 1 : nPort;
+}
+
+/// The hardware work queues CUDA gives a device: streams beyond them share
+/// queues, and work queued behind a kernel that spins never starts.
+static int hardwareQueues() {
+  const char *env = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+  int n = env && *env ? atoi(env) : 8;
+  return n < 1 ? 1 : n > 32 ? 32 : n;
+}
+
+Status Executor::checkDeviceFit() {
+  const DriverApi *api = nullptr;
+  MSCCLC_TRY(driverApi(&api));
+  // What each rank asks of its GPU: thread blocks (and how many of them one
+  // SM holds at this block size), and streams (its launch stream and its
+  // proxy's).
+  struct Need {
+    int32_t blocks = 0, perSm = 0, sms = 0, streams = 0;
+  };
+  std::vector<Need> needs(size_t(comm_.nranks()));
+  Need &mine = needs[size_t(comm_.rank())];
+  mine.blocks = int32_t(rankPlan_.blocks);
+  int perSm = 0, sms = 0;
+  MSCCLC_CUDA_CHECK(api->occupancyMaxActiveBlocksPerMultiprocessor(
+      &perSm, kernel_, int(plan_.threadsPerBlock), 0));
+  MSCCLC_CUDA_CHECK(cudaDeviceGetAttribute(
+      &sms, cudaDevAttrMultiProcessorCount, comm_.device()));
+  mine.perSm = perSm;
+  mine.sms = sms;
+  mine.streams = int32_t(1 + proxyStreamCount());
+  MSCCLC_TRY(comm_.bootstrap().allGather(needs.data(), sizeof(Need)));
+  // Every rank on the GPU computes the same sums, so all refuse alike.
+  double share = 0; // of the GPU's block slots (per-kernel estimate)
+  int64_t blocks = 0, streams = 0;
+  std::string ranks;
+  for (int r = 0; r < comm_.nranks(); ++r) {
+    if (!comm_.sameGpu(r))
+      continue;
+    const Need &n = needs[size_t(r)];
+    if (n.perSm <= 0)
+      return unsupported(fmt::format(
+          "program {}: rank {}'s kernel cannot run {} threads per block on "
+          "its GPU",
+          plan_.name, r, plan_.threadsPerBlock));
+    share += double(n.blocks) / (double(n.perSm) * double(n.sms));
+    blocks += n.blocks;
+    streams += n.streams;
+    ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+  }
+  if (share > 1.0)
+    return unsupported(fmt::format(
+        "program {} needs {} thread blocks of {} threads resident at once on "
+        "the GPU of rank {} (ranks {} share it), which has {} SMs holding {} "
+        "such blocks each ({:.0f}% of its block slots): blocks that are not "
+        "resident would wait for each other forever; use fewer instances or "
+        "fewer ranks per GPU",
+        plan_.name, blocks, plan_.threadsPerBlock, comm_.rank(), ranks, sms,
+        perSm, share * 100));
+  if (streams > hardwareQueues())
+    return unsupported(fmt::format(
+        "program {} drives {} streams on the GPU of rank {} (ranks {}: a "
+        "launch stream each, and the port-channel proxy's), more than its {} "
+        "hardware work queues: work queued behind a waiting kernel would "
+        "never start. Set CUDA_DEVICE_MAX_CONNECTIONS=32 before CUDA "
+        "initialises, or put fewer ranks on the GPU",
+        plan_.name, streams, comm_.rank(), ranks, hardwareQueues()));
   return Status::ok();
 }
 
@@ -304,9 +388,17 @@ Status Executor::ensureScratch(uint64_t count, cudaStream_t stream) {
 Status Executor::prepare(const void *input, void *output, uint64_t count,
                          cudaStream_t stream) {
   DeviceGuard guard(comm_.device());
+  bool collective = needsCollectiveSetup(input, output, count) || fresh_;
+  fresh_ = false;
   MSCCLC_TRY(ensureScratch(count, stream));
   Context *ctx = nullptr;
-  return contextFor(input, output, &ctx);
+  MSCCLC_TRY(contextFor(input, output, &ctx));
+  // Set-up allocates and frees device memory, which waits for the whole
+  // GPU: no rank sharing it may launch (and wait for the others) before
+  // every rank's set-up is done.
+  if (collective && sharesGpu())
+    MSCCLC_TRY(comm_.bootstrap().barrier());
+  return Status::ok();
 }
 
 Status Executor::contextFor(const void *input, void *output, Context **out) {
@@ -416,7 +508,7 @@ Status Executor::buildContext(const void *input, void *output, Context *ctx) {
     for (size_t i = 0; i < nPort; ++i) {
       const PlanChannel &c = rankPlan_.portChannels[i];
       auto pc = std::make_unique<ProxyChannel>();
-      pc->stream = portStreams_[i];
+      pc->stream = portStreams_[i % portStreams_.size()];
       pc->src[0] = const_cast<void *>(input);
       pc->srcExtent[0] = extentOf(input);
       pc->src[1] = output;
@@ -603,9 +695,13 @@ std::string Executor::describeError(const MscclcErrorRecord &r) const {
 
 Status Executor::check(cudaStream_t stream, DeviceError *out) {
   DeviceGuard guard(comm_.device());
-  MSCCLC_CUDA_CHECK(cudaStreamSynchronize(stream));
+  // On the caller's stream, not the legacy one: a synchronous copy would
+  // also wait for other ranks' kernels on a shared GPU, which may be
+  // waiting for this rank.
   MscclcErrorRecord rec;
-  MSCCLC_CUDA_CHECK(cudaMemcpy(&rec, error_, sizeof(rec), cudaMemcpyDeviceToHost));
+  MSCCLC_CUDA_CHECK(cudaMemcpyAsync(&rec, error_, sizeof(rec),
+                                    cudaMemcpyDeviceToHost, stream));
+  MSCCLC_CUDA_CHECK(cudaStreamSynchronize(stream));
   DeviceError result;
   result.record = rec;
   if (rec.code != MSCCLC_ERR_NONE)

@@ -136,6 +136,14 @@ mscclcResult_t mscclcProgramBufferCounts(mscclcProgram_t program, size_t count,
                                          size_t *sendCount, size_t *recvCount);
 /* Whether the program was compiled in place (then send == recv). */
 mscclcResult_t mscclcProgramInPlace(mscclcProgram_t program, int *inPlace);
+/* The collective the program computes ("allreduce", "allgather",
+ * "reducescatter", "broadcast", "alltoall", "custom"); the string lives as
+ * long as the program. */
+mscclcResult_t mscclcProgramCollective(mscclcProgram_t program,
+                                       const char **collective);
+/* The root rank of a rooted collective (broadcast), as compiled (with its
+ * parameters bound); 0 for the others. */
+mscclcResult_t mscclcProgramRoot(mscclcProgram_t program, int *root);
 
 /* Runs the program: enqueues its kernel on `stream`. The first run of a
  * program on a communicator (and a run with a larger count or, for programs

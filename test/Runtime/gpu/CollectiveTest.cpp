@@ -12,8 +12,14 @@
 //       [--types f32,f16,bf16,i32] [--max-bytes N] [--quick] [--instances K]
 //       [--memalloc]   (user buffers from mscclcMemAlloc instead of cudaMalloc;
 //                       one-process model only)
+//       [--ranks N]    (N ranks over the GPUs present, several per GPU where
+//                       there are fewer; the procs model is then skipped)
 // Prints PASS/FAIL/SKIP lines and "N passed, N failed, N skipped".
-// Exit: 0 pass, 1 fail, 77 skipped (fewer than two GPUs or no compiler).
+// The collective, its root and whether it runs in place come from the
+// compiled program (mscclcProgramCollective, mscclcProgramRoot,
+// mscclcProgramInPlace).
+// Exit: 0 pass, 1 fail, 77 skipped (no GPU, one GPU and no --ranks, or no
+// compiler).
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,6 +49,8 @@ struct Options {
   int repeat = 1000;
   int instances = 0; ///< 0: each example's own
   bool cuMem = false; ///< user buffers from mscclcMemAlloc
+  int ranks = 0;      ///< 0: one per GPU
+  RankLayout layout;  ///< the GPU of each rank
 };
 
 std::vector<std::string> split(const std::string &s) {
@@ -288,25 +296,18 @@ Example compileExample(const std::string &dir, const std::string &name, int n,
     ex.program = nullptr;
     return ex;
   }
-  // The plan tells the collective and root; read them back through a
-  // generated copy of the program's plan (the C API keeps it opaque).
-  std::string base = name.substr(0, name.find("__"));
+  const char *collective = nullptr;
+  if (mscclcProgramCollective(ex.program, &collective) != mscclcSuccess ||
+      mscclcProgramRoot(ex.program, &ex.root) != mscclcSuccess) {
+    fprintf(stderr, "%s: %s\n", name.c_str(), mscclcGetLastError());
+    exit(1);
+  }
+  ex.collective = collective;
+  // Whether it needs multicast (refused where multicast is off).
   std::ifstream in(ex.path);
   std::stringstream ss;
   ss << in.rdbuf();
   std::string text = ss.str();
-  size_t alg = text.find("\nalgorithm ");
-  size_t colon = text.find(':', alg);
-  size_t paren = text.find('(', colon);
-  std::string coll = text.substr(colon + 1, paren - colon - 1);
-  coll.erase(std::remove(coll.begin(), coll.end(), ' '), coll.end());
-  ex.collective = coll;
-  size_t rootAt = text.find("root", paren);
-  size_t close = text.find(')', paren);
-  if (rootAt != std::string::npos && rootAt < close) {
-    size_t eq = text.find('=', rootAt);
-    ex.root = atoi(text.c_str() + eq + 1);
-  }
   ex.switchChannels = text.find("switch(") != std::string::npos ||
                       text.find("switch_") != std::string::npos ||
                       name.find("switch") != std::string::npos;
@@ -360,7 +361,7 @@ void runExample(const Options &o, const Example &ex, int n,
   }
   std::vector<cudaStream_t> streams(comms.size());
   for (size_t i = 0; i < comms.size(); ++i) {
-    MSCCLC_CUDA_OR_EXIT(cudaSetDevice(ranks[i]));
+    MSCCLC_CUDA_OR_EXIT(cudaSetDevice(o.layout.deviceOf(ranks[i])));
     MSCCLC_CUDA_OR_EXIT(
         cudaStreamCreateWithFlags(&streams[i], cudaStreamNonBlocking));
   }
@@ -383,7 +384,7 @@ void runExample(const Options &o, const Example &ex, int n,
       msg = mscclcGetLastError();
     }
     for (size_t i = 0; i < comms.size() && first == mscclcSuccess; ++i) {
-      MSCCLC_CUDA_OR_EXIT(cudaSetDevice(ranks[i]));
+      MSCCLC_CUDA_OR_EXIT(cudaSetDevice(o.layout.deviceOf(ranks[i])));
       r = mscclcProgramCheck(ex.program, comms[i], apiType(t), mscclcSum, streams[i]);
       if (r != mscclcSuccess) {
         first = r;
@@ -401,7 +402,7 @@ void runExample(const Options &o, const Example &ex, int n,
                          (inPlace ? " in-place" : "");
       std::vector<Buffers> bufs;
       for (size_t i = 0; i < comms.size(); ++i) {
-        MSCCLC_CUDA_OR_EXIT(cudaSetDevice(ranks[i]));
+        MSCCLC_CUDA_OR_EXIT(cudaSetDevice(o.layout.deviceOf(ranks[i])));
         bufs.push_back(allocate(ex, n, ranks[i], count, t, round, inPlace, o.cuMem));
       }
       auto res = runAll(bufs, count, t);
@@ -412,7 +413,7 @@ void runExample(const Options &o, const Example &ex, int n,
         report(tally, refused ? "PASS" : "FAIL", label + " SwitchChannel refusal",
                res.second);
         for (size_t i = 0; i < comms.size(); ++i) {
-          MSCCLC_CUDA_OR_EXIT(cudaSetDevice(ranks[i]));
+          MSCCLC_CUDA_OR_EXIT(cudaSetDevice(o.layout.deviceOf(ranks[i])));
           release(bufs[i]);
         }
         goto done;
@@ -420,20 +421,31 @@ void runExample(const Options &o, const Example &ex, int n,
       if (res.first == mscclcInvalidArgument &&
           res.second.find("does not support data type") != std::string::npos) {
         report(tally, "SKIP", what, res.second);
+      } else if (res.first == mscclcUnsupported && o.layout.shared() &&
+                 (res.second.find("hardware work queues") != std::string::npos ||
+                  res.second.find("resident at once") != std::string::npos)) {
+        // The shape does not fit the shared GPU: refused before any launch,
+        // which is what must happen. Nothing else of the example can run.
+        report(tally, "SKIP", label, "refused on the shared GPU: " + res.second);
+        for (size_t i = 0; i < comms.size(); ++i) {
+          MSCCLC_CUDA_OR_EXIT(cudaSetDevice(o.layout.deviceOf(ranks[i])));
+          release(bufs[i]);
+        }
+        goto done;
       } else if (res.first != mscclcSuccess) {
         report(tally, "FAIL", what,
                std::string(mscclcGetErrorString(res.first)) + ": " + res.second);
       } else {
         size_t bad = 0;
         for (size_t i = 0; i < comms.size(); ++i) {
-          MSCCLC_CUDA_OR_EXIT(cudaSetDevice(ranks[i]));
+          MSCCLC_CUDA_OR_EXIT(cudaSetDevice(o.layout.deviceOf(ranks[i])));
           bad += verify(ex, bufs[i], n, ranks[i], count, t, round, what);
         }
         report(tally, bad ? "FAIL" : "PASS", what,
                bad ? std::to_string(bad) + " wrong elements" : "");
       }
       for (size_t i = 0; i < comms.size(); ++i) {
-        MSCCLC_CUDA_OR_EXIT(cudaSetDevice(ranks[i]));
+        MSCCLC_CUDA_OR_EXIT(cudaSetDevice(o.layout.deviceOf(ranks[i])));
         release(bufs[i]);
       }
     }
@@ -444,7 +456,7 @@ void runExample(const Options &o, const Example &ex, int n,
     size_t count = 65536 + 1;
     std::vector<Buffers> bufs;
     for (size_t i = 0; i < comms.size(); ++i) {
-      MSCCLC_CUDA_OR_EXIT(cudaSetDevice(ranks[i]));
+      MSCCLC_CUDA_OR_EXIT(cudaSetDevice(o.layout.deviceOf(ranks[i])));
       bufs.push_back(allocate(ex, n, ranks[i], count, DType::F32, round, false,
                               o.cuMem));
     }
@@ -463,7 +475,7 @@ void runExample(const Options &o, const Example &ex, int n,
     std::string what = label + " f32 count=65537 x" + std::to_string(o.repeat) +
                        " back-to-back";
     for (size_t i = 0; i < comms.size() && first == mscclcSuccess; ++i) {
-      MSCCLC_CUDA_OR_EXIT(cudaSetDevice(ranks[i]));
+      MSCCLC_CUDA_OR_EXIT(cudaSetDevice(o.layout.deviceOf(ranks[i])));
       first = mscclcProgramCheck(ex.program, comms[i], mscclcFloat32, mscclcSum, streams[i]);
     }
     if (first != mscclcSuccess) {
@@ -471,19 +483,19 @@ void runExample(const Options &o, const Example &ex, int n,
     } else {
       size_t bad = 0;
       for (size_t i = 0; i < comms.size(); ++i) {
-        MSCCLC_CUDA_OR_EXIT(cudaSetDevice(ranks[i]));
+        MSCCLC_CUDA_OR_EXIT(cudaSetDevice(o.layout.deviceOf(ranks[i])));
         bad += verify(ex, bufs[i], n, ranks[i], count, DType::F32, round, what);
       }
       report(tally, bad ? "FAIL" : "PASS", what);
     }
     for (size_t i = 0; i < comms.size(); ++i) {
-      MSCCLC_CUDA_OR_EXIT(cudaSetDevice(ranks[i]));
+      MSCCLC_CUDA_OR_EXIT(cudaSetDevice(o.layout.deviceOf(ranks[i])));
       release(bufs[i]);
     }
   }
 done:
   for (size_t i = 0; i < comms.size(); ++i) {
-    MSCCLC_CUDA_OR_EXIT(cudaSetDevice(ranks[i]));
+    MSCCLC_CUDA_OR_EXIT(cudaSetDevice(o.layout.deviceOf(ranks[i])));
     MSCCLC_CUDA_OR_EXIT(cudaStreamSynchronize(streams[i]));
     MSCCLC_CUDA_OR_EXIT(cudaStreamDestroy(streams[i]));
   }
@@ -499,7 +511,11 @@ Tally runModel(const Options &o, const std::string &dir,
       auto t0 = std::chrono::steady_clock::now();
       Example ex = compileExample(dir, inPlace ? name + "__inplace" : name, n,
                                   o.instances);
-      runExample(o, ex, n, comms, ranks, model, tally, inPlace == 1);
+      // The program says whether it runs in place (a header may say so).
+      int programInPlace = inPlace;
+      if (ex.program)
+        MSCCLC_OR_EXIT(mscclcProgramInPlace(ex.program, &programInPlace));
+      runExample(o, ex, n, comms, ranks, model, tally, programInPlace == 1);
       if (ex.program)
         mscclcProgramDestroy(ex.program);
       double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -528,6 +544,7 @@ int main(int argc, char **argv) {
     else if (a == "--quick") o.quick = true;
     else if (a == "--instances") o.instances = atoi(next().c_str());
     else if (a == "--memalloc") o.cuMem = true;
+    else if (a == "--ranks") o.ranks = atoi(next().c_str());
     else if (a == "--types") {
       o.types.clear();
       for (const std::string &s : split(next())) {
@@ -548,24 +565,23 @@ int main(int argc, char **argv) {
     fprintf(stderr, "--memalloc needs --models group\n");
     return 1;
   }
-  int devices = countDevicesInChild();
-  if (devices < 2) {
-    printf("SKIPPED: needs two GPUs, found %d\n", devices);
+  if (!chooseLayout(o.ranks, &o.layout))
     return kSkip;
-  }
   const char *compiler = getenv("MSCCLC_COMPILER");
   if (!compiler || access(compiler, X_OK) != 0) {
     printf("SKIPPED: set MSCCLC_COMPILER to the mscclc binary\n");
     return kSkip;
   }
-  int n = std::min(devices, 8);
+  int n = o.layout.ranks;
   std::vector<std::string> names;
   std::string dir = stageExamples(o, &names);
   std::sort(names.begin(), names.end());
   Tally total;
   for (const std::string &model : o.models) {
     Tally t;
-    if (model == "procs") {
+    if (model == "procs" && o.layout.shared()) {
+      printf("[procs] skipped: ranks that share a GPU live in one process\n");
+    } else if (model == "procs") {
       // One process per GPU; each reports its own lines, rank 0's tally
       // counts (every rank checks its own output, failures fail the exit).
       mscclcUniqueId id;
@@ -578,7 +594,7 @@ int main(int argc, char **argv) {
         pid_t pid = fork();
         if (pid == 0) {
           close(tallyPipe[0]);
-          MSCCLC_CUDA_OR_EXIT(cudaSetDevice(r));
+          MSCCLC_CUDA_OR_EXIT(cudaSetDevice(o.layout.deviceOf(r)));
           mscclcComm_t comm;
           MSCCLC_OR_EXIT(mscclcCommInitRank(&comm, n, id, r));
           if (r != 0) // only rank 0 prints PASS lines; failures print anywhere
@@ -612,7 +628,8 @@ int main(int argc, char **argv) {
       printf("[procs] %s\n", t.fail ? "some rank FAILED" : "every rank passed");
     } else if (model == "group") {
       std::vector<mscclcComm_t> comms(static_cast<size_t>(n));
-      MSCCLC_OR_EXIT(mscclcCommInitAll(comms.data(), n, nullptr));
+      std::vector<int> devices = o.layout.devices();
+      MSCCLC_OR_EXIT(mscclcCommInitAll(comms.data(), n, devices.data()));
       std::vector<int> ranks;
       for (int r = 0; r < n; ++r)
         ranks.push_back(r);

@@ -16,6 +16,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -60,6 +61,44 @@ inline int countDevicesInChild() {
   if (pid > 0)
     waitpid(pid, nullptr, 0);
   return devices;
+}
+
+/// Where the ranks of a test run: rank r on GPU r % gpus. With fewer GPUs
+/// than ranks, several ranks share a GPU, which only the models that keep
+/// every rank in one process allow (docs/runtime.md).
+struct RankLayout {
+  int ranks = 0, gpus = 0;
+  int deviceOf(int rank) const { return rank % gpus; }
+  bool shared() const { return ranks > gpus; }
+  std::vector<int> devices() const {
+    std::vector<int> d;
+    for (int r = 0; r < ranks; ++r)
+      d.push_back(deviceOf(r));
+    return d;
+  }
+};
+
+/// `ranks` ranks (0: one per GPU, at most 8) over the GPUs present.
+/// Returns false, after printing why, when the test cannot run (no GPU, or
+/// fewer than two ranks).
+inline bool chooseLayout(int ranks, RankLayout *out) {
+  int gpus = countDevicesInChild();
+  if (gpus < 1) {
+    printf("SKIPPED: no CUDA device\n");
+    return false;
+  }
+  int n = ranks > 0 ? ranks : std::min(gpus, 8);
+  if (n < 2) {
+    printf("SKIPPED: one GPU and no --ranks: give --ranks N to place N "
+           "ranks on it\n");
+    return false;
+  }
+  out->ranks = n;
+  out->gpus = gpus;
+  if (out->shared())
+    printf("%d ranks on %d GPU(s): ranks share GPUs (timings mean nothing "
+           "here)\n", n, gpus);
+  return true;
 }
 
 enum class DType { F32, F16, BF16, I32 };

@@ -7,9 +7,11 @@
 // kernels of SelfTestKernels.h, so it does not depend on the code generator.
 //
 //   runtime-gpu-selftest [--model group|threads|procs|all] [--timeout-test]
-//                        [--abort-test]
-//                        [--quick]
-// Exit: 0 pass, 1 fail, 77 skipped (fewer than two GPUs).
+//                        [--abort-test] [--quick] [--ranks N]
+// --ranks N places N ranks on the GPUs present, several per GPU where there
+// are fewer (then the procs model is skipped: ranks sharing a GPU live in
+// one process). Default: one rank per GPU, at most 8.
+// Exit: 0 pass, 1 fail, 77 skipped (no GPU, or one GPU and no --ranks).
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +22,8 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <barrier>
+#include <functional>
 #include <thread>
 #include <unistd.h>
 
@@ -28,6 +32,8 @@ using namespace gputest;
 namespace {
 
 bool quick = false;
+/// The GPU of each rank (several ranks share one where there are fewer).
+RankLayout layout;
 
 /// The self-test kernels (SelfTestKernels.h).
 enum class Kernel { Hb, Port, LL8 };
@@ -238,7 +244,8 @@ std::string describe(const Case &c, const char *model) {
 
 /// The per-rank test body of the thread and process models: every rank runs
 /// it on its own communicator; collective calls line up by program order.
-int rankMain(int rank, int n, mscclcComm_t comm, const char *model) {
+int rankMain(int rank, int n, mscclcComm_t comm, const char *model,
+             const std::function<void()> &betweenRanks = nullptr) {
   Programs progs = makePrograms(n);
   cudaStream_t stream;
   MSCCLC_CUDA_OR_EXIT(
@@ -259,6 +266,8 @@ int rankMain(int rank, int n, mscclcComm_t comm, const char *model) {
         c.count = count;
         ++round;
         setUp(c, n, rank, round);
+        if (betweenRanks) // setUp allocates: see tearDown below
+          betweenRanks();
         mscclcProgram_t prog = progs.of(kernel, inPlace);
         MSCCLC_OR_EXIT(mscclcProgramRun(prog, comm, c.send, c.recv, count,
                                         apiType(t), mscclcSum, stream));
@@ -269,7 +278,13 @@ int rankMain(int rank, int n, mscclcComm_t comm, const char *model) {
           fprintf(stderr, "FAIL rank %d %s: %zu wrong\n", rank, describe(c, model).c_str(), bad);
           ++failures;
         }
+        // cudaFree waits for the whole GPU: with ranks sharing it, no rank
+        // may launch again until every rank has freed.
+        if (betweenRanks)
+          betweenRanks();
         tearDown(c);
+        if (betweenRanks)
+          betweenRanks();
       }
     }
   }
@@ -282,6 +297,8 @@ int rankMain(int rank, int n, mscclcComm_t comm, const char *model) {
     c.count = 16384 + 5;
     ++round;
     setUp(c, n, rank, round);
+    if (betweenRanks)
+      betweenRanks();
     mscclcProgram_t prog = progs.of(kernel, false);
     for (int i = 0; i < 1000; ++i)
       MSCCLC_OR_EXIT(mscclcProgramRun(prog, comm, c.send, c.recv, c.count,
@@ -298,6 +315,10 @@ int rankMain(int rank, int n, mscclcComm_t comm, const char *model) {
                                     mscclcFloat32, mscclcSum, stream));
     MSCCLC_CUDA_OR_EXIT(cudaStreamEndCapture(stream, &graph));
     MSCCLC_CUDA_OR_EXIT(cudaGraphInstantiate(&exec, graph, 0));
+    // Instantiating may wait for the whole GPU: no rank may launch before
+    // every rank has instantiated.
+    if (betweenRanks)
+      betweenRanks();
     for (int i = 0; i < 1000; ++i)
       MSCCLC_CUDA_OR_EXIT(cudaGraphLaunch(exec, stream));
     MSCCLC_OR_EXIT(
@@ -310,7 +331,11 @@ int rankMain(int rank, int n, mscclcComm_t comm, const char *model) {
               describe(c, model).c_str(), bad);
       ++failures;
     }
+    if (betweenRanks)
+      betweenRanks();
     tearDown(c);
+    if (betweenRanks)
+      betweenRanks();
   }
   // SwitchChannel programs are refused here, before any multicast call.
   {
@@ -337,16 +362,20 @@ int rankMain(int rank, int n, mscclcComm_t comm, const char *model) {
 }
 
 int runThreads(int n) {
+  std::barrier<> allRanks(n);
   mscclcUniqueId id;
   MSCCLC_OR_EXIT(mscclcGetUniqueId(&id));
   std::vector<int> failures(static_cast<size_t>(n), 0);
   std::vector<std::thread> threads;
   for (int r = 0; r < n; ++r)
     threads.emplace_back([&, r] {
-      MSCCLC_CUDA_OR_EXIT(cudaSetDevice(r));
+      MSCCLC_CUDA_OR_EXIT(cudaSetDevice(layout.deviceOf(r)));
       mscclcComm_t comm;
       MSCCLC_OR_EXIT(mscclcCommInitRank(&comm, n, id, r));
-      failures[size_t(r)] = rankMain(r, n, comm, "threads");
+      failures[size_t(r)] = rankMain(r, n, comm, "threads", [&] {
+        if (layout.shared())
+          allRanks.arrive_and_wait();
+      });
       MSCCLC_OR_EXIT(mscclcCommDestroy(comm));
     });
   for (auto &t : threads)
@@ -358,13 +387,17 @@ int runThreads(int n) {
 }
 
 int runProcesses(int n) {
+  if (layout.shared()) {
+    printf("[procs] skipped: ranks that share a GPU live in one process\n");
+    return 0;
+  }
   mscclcUniqueId id;
   MSCCLC_OR_EXIT(mscclcGetUniqueId(&id)); // the root thread lives in the parent
   std::vector<pid_t> kids;
   for (int r = 0; r < n; ++r) {
     pid_t pid = fork();
     if (pid == 0) {
-      MSCCLC_CUDA_OR_EXIT(cudaSetDevice(r));
+      MSCCLC_CUDA_OR_EXIT(cudaSetDevice(layout.deviceOf(r)));
       mscclcComm_t comm;
       MSCCLC_OR_EXIT(mscclcCommInitRank(&comm, n, id, r));
       int f = rankMain(r, n, comm, "procs");
@@ -388,15 +421,71 @@ int runProcesses(int n) {
 /// inside a group.
 int runGroup(int n) {
   std::vector<mscclcComm_t> comms(static_cast<size_t>(n));
-  MSCCLC_OR_EXIT(mscclcCommInitAll(comms.data(), n, nullptr));
+  std::vector<int> devices = layout.devices();
+  MSCCLC_OR_EXIT(mscclcCommInitAll(comms.data(), n, devices.data()));
   Programs progs = makePrograms(n);
   std::vector<cudaStream_t> streams(static_cast<size_t>(n));
   for (int r = 0; r < n; ++r) {
-    MSCCLC_CUDA_OR_EXIT(cudaSetDevice(r));
+    MSCCLC_CUDA_OR_EXIT(cudaSetDevice(layout.deviceOf(r)));
     MSCCLC_CUDA_OR_EXIT(
         cudaStreamCreateWithFlags(&streams[size_t(r)], cudaStreamNonBlocking));
   }
   int failures = 0, round = 5000;
+  {
+    // A program whose thread blocks cannot all be resident at once (with
+    // every rank that shares the GPU) is refused before it launches.
+    std::string plan = selfTestPlan(Kernel::Hb, n, false);
+    for (size_t at; (at = plan.find("\"blocks\": 1,")) != std::string::npos;)
+      plan.replace(at, 12, "\"blocks\": 60000,");
+    mscclcProgram_t huge = createProgram(plan);
+    std::vector<Case> cs(static_cast<size_t>(n));
+    for (int r = 0; r < n; ++r) {
+      MSCCLC_CUDA_OR_EXIT(cudaSetDevice(layout.deviceOf(r)));
+      cs[size_t(r)].count = 1024;
+      setUp(cs[size_t(r)], n, r, 1);
+    }
+    MSCCLC_OR_EXIT(mscclcGroupStart());
+    for (int r = 0; r < n; ++r)
+      MSCCLC_OR_EXIT(mscclcProgramRun(huge, comms[size_t(r)], cs[size_t(r)].send,
+                                      cs[size_t(r)].recv, 1024, mscclcFloat32,
+                                      mscclcSum, streams[size_t(r)]));
+    mscclcResult_t res = mscclcGroupEnd();
+    std::string msg = mscclcGetLastError();
+    bool refused = res == mscclcUnsupported &&
+                   msg.find("resident at once") != std::string::npos;
+    printf("[group] 60000 blocks per rank: %s (%s)\n",
+           refused ? "refused" : "NOT REFUSED", msg.c_str());
+    failures += refused ? 0 : 1;
+    for (int r = 0; r < n; ++r)
+      tearDown(cs[size_t(r)]);
+    mscclcProgramDestroy(huge);
+  }
+  if (layout.shared()) {
+    // Ranks 0 and `gpus` share GPU 0: one stream for both would run their
+    // kernels one after the other, each waiting for the other; refused.
+    int other = layout.gpus;
+    Case a, b;
+    a.count = b.count = 1024;
+    MSCCLC_CUDA_OR_EXIT(cudaSetDevice(0));
+    setUp(a, n, 0, 1);
+    setUp(b, n, other, 1);
+    MSCCLC_OR_EXIT(mscclcGroupStart());
+    MSCCLC_OR_EXIT(mscclcProgramRun(progs.hb, comms[0], a.send, a.recv,
+                                    a.count, mscclcFloat32, mscclcSum,
+                                    streams[0]));
+    MSCCLC_OR_EXIT(mscclcProgramRun(progs.hb, comms[size_t(other)], b.send,
+                                    b.recv, b.count, mscclcFloat32, mscclcSum,
+                                    streams[0]));
+    mscclcResult_t res = mscclcGroupEnd();
+    std::string msg = mscclcGetLastError();
+    bool refused = res == mscclcInvalidArgument &&
+                   msg.find("same stream") != std::string::npos;
+    printf("[group] one stream for ranks 0 and %d on GPU 0: %s (%s)\n", other,
+           refused ? "refused" : "NOT REFUSED", msg.c_str());
+    failures += refused ? 0 : 1;
+    tearDown(a);
+    tearDown(b);
+  }
   std::vector<size_t> counts = {1, 777, 65536 + 7, (1 << 20) + 3};
   for (auto [kernel, inPlace] : kCases)
     for (DType t : {DType::F32, DType::F16, DType::BF16, DType::I32})
@@ -404,7 +493,7 @@ int runGroup(int n) {
         ++round;
         std::vector<Case> cs(static_cast<size_t>(n));
         for (int r = 0; r < n; ++r) {
-          MSCCLC_CUDA_OR_EXIT(cudaSetDevice(r));
+          MSCCLC_CUDA_OR_EXIT(cudaSetDevice(layout.deviceOf(r)));
           cs[size_t(r)].kernel = kernel;
           cs[size_t(r)].inPlace = inPlace;
           cs[size_t(r)].t = t;
@@ -419,7 +508,7 @@ int runGroup(int n) {
               count, apiType(t), mscclcSum, streams[size_t(r)]));
         MSCCLC_OR_EXIT(mscclcGroupEnd());
         for (int r = 0; r < n; ++r) {
-          MSCCLC_CUDA_OR_EXIT(cudaSetDevice(r));
+          MSCCLC_CUDA_OR_EXIT(cudaSetDevice(layout.deviceOf(r)));
           MSCCLC_OR_EXIT(mscclcProgramCheck(prog, comms[size_t(r)], apiType(t),
                                             mscclcSum, streams[size_t(r)]));
           size_t bad = verify(cs[size_t(r)], n, r, round, describe(cs[size_t(r)], "group"));
@@ -432,7 +521,7 @@ int runGroup(int n) {
         }
       }
   for (int r = 0; r < n; ++r) {
-    MSCCLC_CUDA_OR_EXIT(cudaSetDevice(r));
+    MSCCLC_CUDA_OR_EXIT(cudaSetDevice(layout.deviceOf(r)));
     MSCCLC_CUDA_OR_EXIT(cudaStreamDestroy(streams[size_t(r)]));
   }
   progs.destroy();
@@ -471,7 +560,7 @@ int runWithLoneLauncher(int n,
   std::vector<std::thread> threads;
   for (int r = 0; r < n; ++r)
     threads.emplace_back([&, r] {
-      MSCCLC_CUDA_OR_EXIT(cudaSetDevice(r));
+      MSCCLC_CUDA_OR_EXIT(cudaSetDevice(layout.deviceOf(r)));
       LoneLaunchRank lr;
       lr.rank = r;
       MSCCLC_OR_EXIT(mscclcCommInitRank(&lr.comm, n, id, r));
@@ -567,6 +656,7 @@ int main(int argc, char **argv) {
   setSafeEnvironment();
   std::string model = "all";
   bool timeoutTest = false, abortTest = false;
+  int ranks = 0;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--model" && i + 1 < argc)
@@ -577,13 +667,16 @@ int main(int argc, char **argv) {
       abortTest = true;
     else if (a == "--quick")
       quick = true;
+    else if (a == "--ranks" && i + 1 < argc)
+      ranks = atoi(argv[++i]);
+    else {
+      fprintf(stderr, "unknown argument %s\n", a.c_str());
+      return 2;
+    }
   }
-  int devices = countDevicesInChild();
-  if (devices < 2) {
-    printf("SKIPPED: needs two GPUs, found %d\n", devices);
+  if (!chooseLayout(ranks, &layout))
     return kSkip;
-  }
-  int n = devices > 8 ? 8 : devices;
+  int n = layout.ranks;
   int failures = 0;
   if (timeoutTest)
     return runTimeout(n) ? 1 : 0;

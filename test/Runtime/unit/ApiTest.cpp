@@ -135,6 +135,14 @@ TEST(ApiTest, CompilerIsFoundAndItsDiagnosticsAreKept) {
   int inPlace = -1;
   ASSERT_EQ(mscclcProgramInPlace(prog, &inPlace), mscclcSuccess);
   EXPECT_EQ(inPlace, 0);
+  const char *collective = nullptr;
+  ASSERT_EQ(mscclcProgramCollective(prog, &collective), mscclcSuccess);
+  EXPECT_STREQ(collective, "allreduce");
+  int root = -1;
+  ASSERT_EQ(mscclcProgramRoot(prog, &root), mscclcSuccess);
+  EXPECT_EQ(root, 0);
+  EXPECT_EQ(mscclcProgramRoot(nullptr, &root), mscclcInvalidArgument);
+  EXPECT_EQ(mscclcProgramCollective(prog, nullptr), mscclcInvalidArgument);
   // Out-of-place program, same buffer: refused before any device work.
   int dummy;
   EXPECT_EQ(mscclcProgramRun(prog, reinterpret_cast<mscclcComm_t>(&dummy),

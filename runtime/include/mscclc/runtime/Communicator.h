@@ -70,6 +70,13 @@ public:
   int arch() const { return peers_[size_t(rank_)].arch; }
   bool sameProcess(int r) const;
   bool sameHost(int r) const;
+  /// Whether rank r runs on this rank's GPU (several ranks may share one).
+  bool sameGpu(int r) const;
+  /// Whether `other` belongs to the same communicator (made from the same
+  /// unique id).
+  bool sameWorld(const Communicator &other) const {
+    return worldId_ == other.worldId_;
+  }
   Bootstrap &bootstrap() { return *bootstrap_; }
 
   /// Collective: every rank passes `local.size()` device pointers (the same
@@ -113,6 +120,7 @@ public:
 private:
   Communicator() = default;
   Status init(const UniqueId &id, int rank, int nranks, int device);
+  uint64_t worldId_ = 0; ///< hash of the unique id
   Status enablePeerAccess(int peerDevice);
 
   int rank_ = 0;

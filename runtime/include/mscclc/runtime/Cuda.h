@@ -34,6 +34,8 @@ struct DriverApi {
   decltype(&::cuModuleGetGlobal) moduleGetGlobal = nullptr;
   decltype(&::cuLaunchKernel) launchKernel = nullptr;
   decltype(&::cuFuncSetAttribute) funcSetAttribute = nullptr;
+  decltype(&::cuOccupancyMaxActiveBlocksPerMultiprocessor)
+      occupancyMaxActiveBlocksPerMultiprocessor = nullptr;
   decltype(&::cuStreamWriteValue64) streamWriteValue64 = nullptr;
   decltype(&::cuCtxGetCurrent) ctxGetCurrent = nullptr;
   decltype(&::cuMemGetAddressRange) memGetAddressRange = nullptr;

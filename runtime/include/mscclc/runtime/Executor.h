@@ -88,6 +88,15 @@ private:
   };
 
   Status ensureScratch(uint64_t count, cudaStream_t stream);
+  /// Collective: refuses, on every rank alike, a program that does not fit
+  /// a GPU with every rank that shares it: thread blocks that cannot all be
+  /// resident at once, or more streams than the GPU's hardware work queues
+  /// (work behind a waiting kernel never starts). Either would hang.
+  Status checkDeviceFit();
+  /// Whether another rank runs on this rank's GPU.
+  bool sharesGpu() const;
+  /// The streams the proxy copies and signals on.
+  size_t proxyStreamCount() const;
   Status contextFor(const void *input, void *output, Context **out);
   Status buildContext(const void *input, void *output, Context *ctx);
   Status bindSwitchChannels(const void *input, void *output, Context *ctx,
@@ -130,6 +139,7 @@ private:
   std::unique_ptr<ProxyFifo> proxyFifo_;
   Proxy *proxy_ = nullptr;
   std::vector<cudaStream_t> portStreams_;
+  bool fresh_ = true; ///< no prepare() since init()
   std::vector<uint64_t> signalCounters_;
 
   std::map<std::string, std::unique_ptr<Context>> contexts_;
