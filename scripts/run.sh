@@ -3,8 +3,9 @@
 #   1. compile it and print the checked, optimised MLIR (rank 0),
 #   2. simulate it on the CPU (adversarial schedules, several sizes) and
 #      print the verdict and estimated times,
-#   3. where two or more GPUs are present, run it on them through the JIT
-#      API and check the result.
+#   3. where a GPU is present, run it through the JIT API with the same rank
+#      count (several ranks per GPU where there are fewer GPUs than ranks)
+#      and check the result.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 EXAMPLE="${1:-examples/allreduce_2pa_hb.mscl}"
@@ -27,10 +28,10 @@ gpus=0
 if command -v nvidia-smi >/dev/null 2>&1; then
   gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
 fi
-if [ "$gpus" -ge 2 ] && [ -x build/bin/allreduce_host ]; then
-  echo "== running on $gpus GPUs (multicast disabled)"
+if [ "$gpus" -ge 1 ] && [ -x build/bin/allreduce_host ]; then
+  echo "== running $RANKS ranks on $gpus GPU(s) (multicast disabled)"
   MSCCLC_DISABLE_MULTICAST=1 NCCL_NVLS_ENABLE=0 MSCCLC_COMPILER="$MSCCLC" \
-    build/bin/allreduce_host "$EXAMPLE" 1000003
+    build/bin/allreduce_host --nranks "$RANKS" "$EXAMPLE" 1000003
 else
   echo "== no GPUs here (found $gpus): the simulator above is the run"
 fi

@@ -3,7 +3,10 @@
 // The smallest complete use of the JIT API: compile an algorithm for the
 // number of GPUs, run it in place and out of place, check the result.
 //
-//   allreduce_host [file.mscl] [count]          # one process, every GPU
+//   allreduce_host [--nranks N] [file.mscl] [count]
+//                                               # one process, every GPU (N
+//                                               # ranks: several per GPU
+//                                               # where there are fewer)
 //   allreduce_host --rank R --nranks N --addr host:port [file.mscl] [count]
 //                                               # one process per GPU (e.g.
 //                                               # from mpirun or torchrun)
@@ -20,7 +23,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-#include <thread>
 #include <vector>
 
 /// Rank r contributes r + 1 + i % 7 at element i: the sum is known.
@@ -31,33 +33,47 @@ static float expected(int nranks, size_t i) {
   return s;
 }
 
-/// Runs the program on one rank and checks the result; returns errors.
-static int runRank(mscclcProgram_t prog, mscclcComm_t comm, int rank, int nranks,
-                   size_t count) {
+/// One rank's buffers (rank r contributes r + 1 + i % 7) and stream.
+struct Rank {
+  int rank = 0;
+  float *send = nullptr, *recv = nullptr;
+  cudaStream_t stream = nullptr;
+};
+
+/// Allocates and fills rank `rank`'s buffers on the current device.
+static Rank setUp(int rank, size_t count) {
+  Rank r;
+  r.rank = rank;
   std::vector<float> host(count);
   for (size_t i = 0; i < count; ++i)
     host[i] = float(rank + 1) + float(i % 7);
-  float *send, *recv;
-  MSCCLC_CUDA_OR_EXIT(cudaMalloc(&send, count * sizeof(float)));
-  MSCCLC_CUDA_OR_EXIT(cudaMalloc(&recv, count * sizeof(float)));
-  MSCCLC_CUDA_OR_EXIT(cudaMemcpy(send, host.data(), count * sizeof(float),
+  MSCCLC_CUDA_OR_EXIT(cudaMalloc(&r.send, count * sizeof(float)));
+  MSCCLC_CUDA_OR_EXIT(cudaMalloc(&r.recv, count * sizeof(float)));
+  MSCCLC_CUDA_OR_EXIT(cudaMemcpy(r.send, host.data(), count * sizeof(float),
                                  cudaMemcpyHostToDevice));
-  cudaStream_t stream;
-  MSCCLC_CUDA_OR_EXIT(cudaStreamCreate(&stream));
-  MSCCLC_OR_EXIT(mscclcProgramRun(prog, comm, send, recv, count, mscclcFloat32,
-                                  mscclcSum, stream));
+  // Non-blocking: ranks that share a GPU must run at once, on streams of
+  // their own that do not wait for the legacy default stream.
+  MSCCLC_CUDA_OR_EXIT(
+      cudaStreamCreateWithFlags(&r.stream, cudaStreamNonBlocking));
+  return r;
+}
+
+/// Waits for the rank's run, checks its result and frees it; returns errors.
+static int checkAndFree(mscclcProgram_t prog, mscclcComm_t comm, Rank &r,
+                        int nranks, size_t count) {
   // Waits, and turns a kernel's time-out record into an error message.
   MSCCLC_OR_EXIT(
-      mscclcProgramCheck(prog, comm, mscclcFloat32, mscclcSum, stream));
-  MSCCLC_CUDA_OR_EXIT(cudaMemcpy(host.data(), recv, count * sizeof(float),
+      mscclcProgramCheck(prog, comm, mscclcFloat32, mscclcSum, r.stream));
+  std::vector<float> host(count);
+  MSCCLC_CUDA_OR_EXIT(cudaMemcpy(host.data(), r.recv, count * sizeof(float),
                                  cudaMemcpyDeviceToHost));
   int bad = 0;
   for (size_t i = 0; i < count; ++i)
     bad += host[i] != expected(nranks, i);
-  printf("rank %d: %zu elements, %d wrong\n", rank, count, bad);
-  MSCCLC_CUDA_OR_EXIT(cudaStreamDestroy(stream));
-  MSCCLC_CUDA_OR_EXIT(cudaFree(send));
-  MSCCLC_CUDA_OR_EXIT(cudaFree(recv));
+  printf("rank %d: %zu elements, %d wrong\n", r.rank, count, bad);
+  MSCCLC_CUDA_OR_EXIT(cudaStreamDestroy(r.stream));
+  MSCCLC_CUDA_OR_EXIT(cudaFree(r.send));
+  MSCCLC_CUDA_OR_EXIT(cudaFree(r.recv));
   return bad;
 }
 
@@ -88,42 +104,57 @@ int main(int argc, char **argv) {
     opts.ranks = nranks;
     mscclcProgram_t prog;
     MSCCLC_OR_EXIT(mscclcProgramCompileFile(&prog, file.c_str(), &opts));
-    int bad = runRank(prog, comm, rank, nranks, count);
+    Rank r = setUp(rank, count);
+    MSCCLC_OR_EXIT(mscclcProgramRun(prog, comm, r.send, r.recv, count,
+                                    mscclcFloat32, mscclcSum, r.stream));
+    int bad = checkAndFree(prog, comm, r, nranks, count);
     MSCCLC_OR_EXIT(mscclcProgramDestroy(prog));
     MSCCLC_OR_EXIT(mscclcCommDestroy(comm));
     return bad ? 1 : 0;
   }
 
-  // One process driving every GPU: one communicator per device, one thread
-  // per device for the runs (a group call from one thread works too).
+  // One process driving every GPU: one communicator per rank, rank r on GPU
+  // r % GPUs (several ranks share a GPU where there are fewer), every rank's
+  // buffers first, then one group launches all ranks at once.
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess)
     devices = 0; // no driver: nothing to run on
-  if (devices < 2) {
-    printf("needs two GPUs, found %d\n", devices);
+  if (nranks <= 0)
+    nranks = devices;
+  if (devices < 1 || nranks < 2) {
+    printf("needs two ranks: found %d GPUs (give --nranks N to place N ranks "
+           "on them)\n",
+           devices);
     return 77;
   }
-  std::vector<mscclcComm_t> comms(static_cast<size_t>(devices));
-  MSCCLC_OR_EXIT(mscclcCommInitAll(comms.data(), devices, nullptr));
+  std::vector<int> deviceOf;
+  for (int r = 0; r < nranks; ++r)
+    deviceOf.push_back(r % devices);
+  std::vector<mscclcComm_t> comms(static_cast<size_t>(nranks));
+  MSCCLC_OR_EXIT(mscclcCommInitAll(comms.data(), nranks, deviceOf.data()));
   mscclcCompileOptions opts = MSCCLC_COMPILE_OPTIONS_INIT;
-  opts.ranks = devices;
+  opts.ranks = nranks;
   mscclcProgram_t prog;
   MSCCLC_OR_EXIT(mscclcProgramCompileFile(&prog, file.c_str(), &opts));
-  std::vector<int> bad(static_cast<size_t>(devices), 0);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < devices; ++r)
-    threads.emplace_back([&, r] {
-      MSCCLC_CUDA_OR_EXIT(cudaSetDevice(r));
-      bad[size_t(r)] = runRank(prog, comms[size_t(r)], r, devices, count);
-    });
-  for (auto &t : threads)
-    t.join();
-  MSCCLC_OR_EXIT(mscclcProgramDestroy(prog));
-  int total = 0;
-  for (int r = 0; r < devices; ++r) {
-    total += bad[size_t(r)];
-    MSCCLC_OR_EXIT(mscclcCommDestroy(comms[size_t(r)]));
+  std::vector<Rank> ranks;
+  for (int r = 0; r < nranks; ++r) {
+    MSCCLC_CUDA_OR_EXIT(cudaSetDevice(deviceOf[size_t(r)]));
+    ranks.push_back(setUp(r, count));
   }
+  MSCCLC_OR_EXIT(mscclcGroupStart());
+  for (int r = 0; r < nranks; ++r)
+    MSCCLC_OR_EXIT(mscclcProgramRun(prog, comms[size_t(r)], ranks[size_t(r)].send,
+                                    ranks[size_t(r)].recv, count, mscclcFloat32,
+                                    mscclcSum, ranks[size_t(r)].stream));
+  MSCCLC_OR_EXIT(mscclcGroupEnd());
+  int total = 0;
+  for (int r = 0; r < nranks; ++r) {
+    MSCCLC_CUDA_OR_EXIT(cudaSetDevice(deviceOf[size_t(r)]));
+    total += checkAndFree(prog, comms[size_t(r)], ranks[size_t(r)], nranks, count);
+  }
+  MSCCLC_OR_EXIT(mscclcProgramDestroy(prog));
+  for (int r = 0; r < nranks; ++r)
+    MSCCLC_OR_EXIT(mscclcCommDestroy(comms[size_t(r)]));
   printf("%s\n", total ? "FAILED" : "PASSED");
   return total ? 1 : 0;
 }
