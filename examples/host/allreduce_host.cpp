@@ -121,10 +121,12 @@ int main(int argc, char **argv) {
     devices = 0; // no driver: nothing to run on
   if (nranks <= 0)
     nranks = devices;
-  if (devices < 1 || nranks < 2) {
-    printf("needs two ranks: found %d GPUs (give --nranks N to place N ranks "
-           "on them)\n",
-           devices);
+  if (devices < 1) {
+    printf("no GPU: nothing to run on\n");
+    return 77;
+  }
+  if (nranks < 2) {
+    printf("one GPU: give --nranks N to place N ranks on it\n");
     return 77;
   }
   std::vector<int> deviceOf;
