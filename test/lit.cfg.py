@@ -80,3 +80,16 @@ if (_clang22 and os.path.exists("/usr/lib/llvm-22/bin/ld.lld")
          f"{_clang22} -x hip --offload-arch=gfx942 --offload-device-only "
          "-mcode-object-version=5 -D__AMDGCN_WAVEFRONT_SIZE=64 -nogpulib "
          f"--rocm-path=/usr {_link} -c {_hip_flags}"))
+
+# `REQUIRES: nvcc`: hand-written kernels that use the device library
+# directly (bench/reference) compile with the toolkit's nvcc.
+_nvcc = shutil.which("nvcc") or (
+    "/usr/local/cuda/bin/nvcc"
+    if os.path.exists("/usr/local/cuda/bin/nvcc") else None)
+if _nvcc:
+    config.available_features.add("nvcc")
+    config.substitutions.append(
+        ("%nvcc_sm90", f"{_nvcc} -std=c++17 -arch=sm_90 -Werror all-warnings "
+         "-c -I" + os.path.join(config.mscclc_src_root, "runtime", "include")))
+config.substitutions.append(
+    ("%bench", os.path.join(config.mscclc_src_root, "bench")))

@@ -49,7 +49,7 @@ extern "C" __global__ void __launch_bounds__(1024)
   // Send: one load, N-1 packet stores.
   for (u64 q = threadIdx.x; q < packets; q += blockDim.x) {
     const u32 valid = static_cast<u32>(umin(8, bytes - q * 8));
-    const uint2 v = load8(in + q * perPacket, valid);
+    const uint2 v = loadStep<uint2>(in + q * perPacket, valid);
     for (u32 i = 0; i + 1 < nranks; ++i)
       storeLL16(packetsAt(args.memoryChannels[i].peerScratch, 0) + slot + q,
                 v, ctx.flag);
@@ -57,12 +57,12 @@ extern "C" __global__ void __launch_bounds__(1024)
   // Receive: our input plus every peer's packets, in one pass.
   for (u64 q = threadIdx.x; q < packets; q += blockDim.x) {
     const u32 valid = static_cast<u32>(umin(8, bytes - q * 8));
-    uint2 acc = load8(in + q * perPacket, valid);
+    uint2 acc = loadStep<uint2>(in + q * perPacket, valid);
     for (u32 p = 0; p < nranks; ++p)
       if (p != rank)
         acc = reduceLanes<T, RedOp>(
             acc, readLL16(ctx, site, recv + p * ppc + q, ctx.flag));
-    store8(out + q * perPacket, acc, valid);
+    storeStep(out + q * perPacket, acc, valid);
   }
   endBlock(ctx, args);
 }
