@@ -1,7 +1,8 @@
 //===- MsclSemantics.cpp - The primitive actions of each mscl operation --===//
 //
 // CommOpInterface::getActions for every thread-block operation: the one
-// place where an operation's meaning is spelled out (execution-model.md).
+// place where an operation's meaning is spelled out (execution-model.md);
+// next to it, mapChunksAndChannels rewrites the same operands.
 //
 //===----------------------------------------------------------------------===//
 
@@ -157,3 +158,89 @@ void BarrierOp::getActions(SmallVectorImpl<Action> &actions) {
 
 // The body's operations act; the pipeline only repeats them.
 void PipelineOp::getActions(SmallVectorImpl<Action> &) {}
+
+//===----------------------------------------------------------------------===//
+// mapChunksAndChannels: the operands of getActions, rewritten in place
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+using AttrMap = function_ref<Attribute(Attribute)>;
+
+ChunkAttr mapChunk(ChunkAttr chunk, AttrMap fn) {
+  return cast<ChunkAttr>(fn(chunk));
+}
+
+FlatSymbolRefAttr mapChannel(FlatSymbolRefAttr channel, AttrMap fn) {
+  return cast<FlatSymbolRefAttr>(fn(channel));
+}
+
+ArrayAttr mapArray(ArrayAttr array, AttrMap fn) {
+  SmallVector<Attribute> elements;
+  for (Attribute element : array)
+    elements.push_back(fn(element));
+  return ArrayAttr::get(array.getContext(), elements);
+}
+
+/// put, put_with_signal(_and_flush), get and the switch operations.
+template <typename OpT>
+void mapChannelDstSrc(OpT op, AttrMap fn) {
+  op.setChannelAttr(mapChannel(op.getChannelAttr(), fn));
+  op.setDstAttr(mapChunk(op.getDst(), fn));
+  op.setSrcAttr(mapChunk(op.getSrc(), fn));
+}
+
+} // namespace
+
+void PutOp::mapChunksAndChannels(AttrMap fn) { mapChannelDstSrc(*this, fn); }
+void PutWithSignalOp::mapChunksAndChannels(AttrMap fn) {
+  mapChannelDstSrc(*this, fn);
+}
+void PutWithSignalAndFlushOp::mapChunksAndChannels(AttrMap fn) {
+  mapChannelDstSrc(*this, fn);
+}
+void GetOp::mapChunksAndChannels(AttrMap fn) { mapChannelDstSrc(*this, fn); }
+void SwitchReduceOp::mapChunksAndChannels(AttrMap fn) {
+  mapChannelDstSrc(*this, fn);
+}
+void SwitchBroadcastOp::mapChunksAndChannels(AttrMap fn) {
+  mapChannelDstSrc(*this, fn);
+}
+
+void SignalOp::mapChunksAndChannels(AttrMap fn) {
+  setChannelsAttr(mapArray(getChannels(), fn));
+}
+void WaitOp::mapChunksAndChannels(AttrMap fn) {
+  setChannelsAttr(mapArray(getChannels(), fn));
+}
+void FlushOp::mapChunksAndChannels(AttrMap fn) {
+  setChannelsAttr(mapArray(getChannels(), fn));
+}
+
+void CopyOp::mapChunksAndChannels(AttrMap fn) {
+  setDstAttr(mapChunk(getDst(), fn));
+  setSrcAttr(mapChunk(getSrc(), fn));
+}
+
+void ReduceOp::mapChunksAndChannels(AttrMap fn) {
+  setDstAttr(mapChunk(getDst(), fn));
+  setSrcsAttr(mapArray(getSrcs(), fn));
+}
+
+void ReadReduceOp::mapChunksAndChannels(AttrMap fn) {
+  setDstAttr(mapChunk(getDst(), fn));
+  setSrcsAttr(mapArray(getSrcs(), fn));
+  setChannelsAttr(mapArray(getChannels(), fn));
+  setRemotesAttr(mapArray(getRemotes(), fn));
+}
+
+void ReducePutOp::mapChunksAndChannels(AttrMap fn) {
+  setChannelsAttr(mapArray(getChannels(), fn));
+  setDstsAttr(mapArray(getDsts(), fn));
+  setSrcsAttr(mapArray(getSrcs(), fn));
+  if (ChunkAttr store = getStoreAttr())
+    setStoreAttr(mapChunk(store, fn));
+}
+
+void BarrierOp::mapChunksAndChannels(AttrMap) {}
+void PipelineOp::mapChunksAndChannels(AttrMap) {}

@@ -22,10 +22,8 @@ using namespace mscl;
 namespace {
 
 ArrayAttr getChannels(Operation *op) {
-  return op->getAttrOfType<ArrayAttr>("channels");
+  return cast<SyncOpInterface>(op).getChannels();
 }
-
-bool isSync(Operation *op) { return isa<SignalOp, WaitOp, FlushOp>(op); }
 
 struct MergeSyncPass final : mscl::impl::MsclMergeSyncBase<MergeSyncPass> {
   void runOnOperation() override {
@@ -36,7 +34,8 @@ struct MergeSyncPass final : mscl::impl::MsclMergeSyncBase<MergeSyncPass> {
       llvm::SmallPtrSet<Attribute, 8> seen;
       auto flush = [&] {
         if (run && channels.size() != getChannels(run).size())
-          run->setAttr("channels", ArrayAttr::get(&getContext(), channels));
+          cast<SyncOpInterface>(run).setChannelsAttr(
+              ArrayAttr::get(&getContext(), channels));
         run = nullptr;
       };
       for (Operation &op : llvm::make_early_inc_range(block)) {
@@ -53,7 +52,7 @@ struct MergeSyncPass final : mscl::impl::MsclMergeSyncBase<MergeSyncPass> {
           continue;
         }
         flush();
-        if (isSync(&op)) {
+        if (isa<SyncOpInterface>(op)) {
           run = &op;
           channels.assign(getChannels(&op).begin(), getChannels(&op).end());
           seen.clear();

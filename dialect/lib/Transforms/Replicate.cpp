@@ -47,46 +47,20 @@ private:
   llvm::StringMap<SmallVector<FlatSymbolRefAttr>> channelCopies;
 };
 
-/// The inherent attributes of thread-block ops that hold chunks or
-/// channels. Reading them by name avoids building attribute dictionaries.
-constexpr llvm::StringLiteral kOperandAttrs[] = {
-    "channel", "channels", "dst", "dsts", "src", "srcs", "remotes", "store"};
-
-/// Replaces every chunk and channel reference held by `op` through `fn`
-/// (applied to chunks and symbol references, inside arrays too).
+/// Replaces every chunk and channel reference held by `op` through `fn`.
 void mapOperands(Operation *op, function_ref<Attribute(Attribute)> fn) {
-  for (StringRef name : kOperandAttrs) {
-    std::optional<Attribute> value = op->getInherentAttr(name);
-    if (!value || !*value)
-      continue;
-    Attribute mapped;
-    if (auto array = dyn_cast<ArrayAttr>(*value)) {
-      SmallVector<Attribute> elements;
-      for (Attribute element : array)
-        elements.push_back(fn(element));
-      mapped = ArrayAttr::get(op->getContext(), elements);
-    } else {
-      mapped = fn(*value);
-    }
-    if (mapped != *value)
-      op->setInherentAttr(StringAttr::get(op->getContext(), name), mapped);
-  }
+  if (auto comm = dyn_cast<CommOpInterface>(op))
+    comm.mapChunksAndChannels(fn);
 }
 
-/// Calls `fn` on every chunk `op` holds.
+/// Calls `fn` on every chunk `op` names.
 void forEachChunk(Operation *op, function_ref<void(ChunkAttr)> fn) {
-  for (StringRef name : kOperandAttrs) {
-    std::optional<Attribute> value = op->getInherentAttr(name);
-    if (!value || !*value)
-      continue;
-    if (auto array = dyn_cast<ArrayAttr>(*value)) {
-      for (Attribute element : array)
-        if (auto chunk = dyn_cast<ChunkAttr>(element))
-          fn(chunk);
-    } else if (auto chunk = dyn_cast<ChunkAttr>(*value)) {
-      fn(chunk);
-    }
-  }
+  for (const Action &action : getActions(op))
+    for (ArrayRef<ActionOperand> operands :
+         {ArrayRef<ActionOperand>(action.reads),
+          ArrayRef<ActionOperand>(action.writes)})
+      for (const ActionOperand &operand : operands)
+        fn(operand.chunk);
 }
 
 /// Whether `op` names a range of several user-buffer chunks.
@@ -157,10 +131,10 @@ void ReplicatePass::splitUserRanges(Block &block) {
       // piece keeps it, the others are plain puts before it.
       if (m + 1 < count &&
           isa<PutWithSignalOp, PutWithSignalAndFlushOp>(piece)) {
-        PutOp::create(builder, piece->getLoc(),
-                      piece->getAttrOfType<FlatSymbolRefAttr>("channel"),
-                      piece->getAttrOfType<ChunkAttr>("dst"),
-                      piece->getAttrOfType<ChunkAttr>("src"));
+        // The piece's first action is its put part.
+        Action put = getActions(piece).front();
+        PutOp::create(builder, piece->getLoc(), put.writes[0].via,
+                      put.writes[0].chunk, put.reads[0].chunk);
         piece->erase();
       }
     }

@@ -23,6 +23,29 @@ def Mscl_CommOpInterface : OpInterface<"CommOpInterface"> {
       }],
       "void", "getActions",
       (ins "::llvm::SmallVectorImpl<::mscl::Action> &":$actions)>,
+    InterfaceMethod<[{
+        Replaces every chunk and channel reference the operation holds (the
+        ones its actions name) by `fn` of it, for transformations that move
+        chunks or rename channels (replication).
+      }],
+      "void", "mapChunksAndChannels",
+      (ins "::llvm::function_ref<::mlir::Attribute(::mlir::Attribute)>":$fn)>,
+  ];
+}
+
+def Mscl_SyncOpInterface : OpInterface<"SyncOpInterface"> {
+  let cppNamespace = "::mscl";
+  let description = [{
+    A signal, wait or flush: one synchronisation action over a list of
+    channels, which passes may extend (mscl-merge-sync merges adjacent ops of
+    one kind into one).
+  }];
+  let methods = [
+    InterfaceMethod<"The channels, in order.", "::mlir::ArrayAttr",
+      "getChannels", (ins), [{ return $_op.getChannels(); }]>,
+    InterfaceMethod<"Replaces the channel list.", "void", "setChannelsAttr",
+      (ins "::mlir::ArrayAttr":$channels),
+      [{ $_op.setChannelsAttr(channels); }]>,
   ];
 }
 

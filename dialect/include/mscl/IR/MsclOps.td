@@ -211,7 +211,8 @@ def Mscl_GetOp : Mscl_TBOp<"get"> {
   let hasVerifier = 1;
 }
 
-class Mscl_SyncOp<string mnemonic> : Mscl_TBOp<mnemonic> {
+class Mscl_SyncOp<string mnemonic>
+    : Mscl_TBOp<mnemonic, [Mscl_SyncOpInterface]> {
   let arguments = (ins ConfinedAttr<FlatSymbolRefArrayAttr,
                        [ArrayMinCount<1>]>:$channels);
   let assemblyFormat = "$channels attr-dict";
