@@ -11,9 +11,12 @@
 #include "mscclc/device/KernelArgs.h"
 #include "mscclc/device/Target.h"
 
-#if defined(__CUDACC__) || defined(__CUDACC_RTC__) || defined(__HIP__) ||      \
-    defined(__HIPCC_RTC__)
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 #define MSCCLC_HD __host__ __device__ __forceinline__
+#elif defined(__HIP__) || defined(__HIPCC_RTC__)
+// HIP defines __forceinline__ in hip_runtime.h, which this file does not
+// need otherwise.
+#define MSCCLC_HD __host__ __device__ inline __attribute__((always_inline))
 #else
 #define MSCCLC_HD inline
 #endif
