@@ -9,8 +9,8 @@
 //    that is still being read.
 //  - selftest_port: all-gather over port channels: one put|signal trigger
 //    per peer (split below 2^27 bytes), wait, then flush.
-//  - selftest_ll8: all-gather in LL8 packets (mscclc/device/Packet.h,
-//    which generated code does not use yet) over LL memory channels: the
+//  - selftest_ll8: all-gather in LL8 packets (mscclc/device/Packet.h; the
+//    packets of generated HIP code) over LL memory channels: the
 //    input goes 4 bytes per packet into every peer's scratch, each rank
 //    reads its peers' packets into the output.
 // Compiled by NVRTC with -DMSCCLC_DTYPE=<f32|f16|bf16|i32>.
