@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The GPU tests with several ranks on each GPU: builds (runtime-only when
+# MSCCLC_COMPILER names a prebuilt mscclc), then runs the self-test, the
+# time-out and abort tests and every example at 2, 4 and 8 ranks, one pass
+# per rank count, logs under OUT (default build/shared-gpu-logs). These are
+# correctness runs: no timing here is a link figure.
+#   bench/run_shared_gpu.sh [RANKS...]       (default: 2 4 8)
+set -u
+cd "$(dirname "$0")/.."
+OUT="${OUT:-build/shared-gpu-logs}"
+mkdir -p "$OUT"
+export MSCCLC_DISABLE_MULTICAST=1 NCCL_NVLS_ENABLE=0
+export TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export MSCCLC_CACHE_DIR="${MSCCLC_CACHE_DIR:-/tmp/mscclc-cache}"
+scripts/setup.sh > "$OUT/build.log" 2>&1 || { echo "build failed:"; tail -30 "$OUT/build.log"; exit 1; }
+export MSCCLC_COMPILER="${MSCCLC_COMPILER:-$PWD/build/bin/mscclc}"
+
+step() { # name time-limit command...: runs it, prints its verdict lines
+  local name=$1 limit=$2; shift 2
+  local start=$(date +%s)
+  timeout -s KILL "$limit" "$@" > "$OUT/$name.log" 2>&1
+  local rc=$?
+  echo "$name: exit $rc in $(( $(date +%s) - start )) s: $(grep -E 'passed|FAILED|PASSED|SKIPPED' "$OUT/$name.log" | tail -2 | cut -c1-200 | tr '\n' ' ')"
+}
+B=build/bin
+for r in "${@:-2 4 8}"; do
+  # 8 ranks with port channels need more than CUDA's default 8 hardware
+  # work queues (docs/runtime.md, "Several ranks on one GPU").
+  queues=()
+  [ "$r" -gt 4 ] && queues=(env CUDA_DEVICE_MAX_CONNECTIONS=32)
+  step "selftest-$r" 300 "${queues[@]}" $B/runtime-gpu-selftest --quick --ranks "$r"
+  step "timeout-$r" 120 $B/runtime-gpu-selftest --timeout-test --ranks "$r"
+  step "abort-$r" 120 $B/runtime-gpu-selftest --abort-test --ranks "$r"
+  step "collectives-$r" 600 "${queues[@]}" $B/runtime-gpu-collectives \
+    --examples examples --models group --quick --types f32,bf16 \
+    --max-bytes 1048576 --repeat 10 --ranks "$r"
+done
+grep -h "^FAIL" "$OUT"/*.log | sort -u | head -20
