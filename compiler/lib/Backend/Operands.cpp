@@ -65,23 +65,20 @@ std::string KernelEmitter::baseExpr(const Operand &o) {
     }
     uses.scratchPlain.insert(o.buffer->scratchIndex);
     return "s_" + name;
-  case Operand::Via::Memory: {
-    std::string ch = "args.memoryChannels[" + idx + "]";
-    if (kind == BufferKind::input)
-      return "static_cast<T *>(" + ch + ".peerInput)";
-    if (kind == BufferKind::output)
-      return "static_cast<T *>(" + ch + ".peerOutput)";
-    uses.scratchOffsets.insert(o.buffer->scratchIndex);
-    return "at(" + ch + ".peerScratch, off_" + name + ")";
-  }
+  case Operand::Via::Memory:
   case Operand::Via::Switch: {
-    std::string ch = "args.switchChannels[" + idx + "]";
+    // A peer's buffers through a memory channel, or the buffers' multimem
+    // addresses through a switch channel.
+    bool viaSwitch = o.via == Operand::Via::Switch;
+    std::string ch = std::string(viaSwitch ? "args.switchChannels["
+                                           : "args.memoryChannels[") +
+                     idx + "]" + (viaSwitch ? ".mc" : ".peer");
     if (kind == BufferKind::input)
-      return "static_cast<T *>(" + ch + ".mcInput)";
+      return "static_cast<T *>(" + ch + "Input)";
     if (kind == BufferKind::output)
-      return "static_cast<T *>(" + ch + ".mcOutput)";
+      return "static_cast<T *>(" + ch + "Output)";
     uses.scratchOffsets.insert(o.buffer->scratchIndex);
-    return "at(" + ch + ".mcScratch, off_" + name + ")";
+    return "at(" + ch + "Scratch, off_" + name + ")";
   }
   }
   llvm_unreachable("unknown operand access");

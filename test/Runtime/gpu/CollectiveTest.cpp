@@ -365,6 +365,13 @@ void runExample(const Options &o, const Example &ex, int n,
     MSCCLC_CUDA_OR_EXIT(
         cudaStreamCreateWithFlags(&streams[i], cudaStreamNonBlocking));
   }
+  // Frees every rank's buffers, each on its rank's GPU.
+  auto releaseAll = [&](std::vector<Buffers> &bufs) {
+    for (size_t i = 0; i < comms.size(); ++i) {
+      MSCCLC_CUDA_OR_EXIT(cudaSetDevice(o.layout.deviceOf(ranks[i])));
+      release(bufs[i]);
+    }
+  };
   auto runAll = [&](std::vector<Buffers> &bufs, size_t count, DType t) {
     MSCCLC_OR_EXIT(mscclcGroupStart());
     mscclcResult_t first = mscclcSuccess;
@@ -412,10 +419,7 @@ void runExample(const Options &o, const Example &ex, int n,
                        res.second.find("refused") != std::string::npos;
         report(tally, refused ? "PASS" : "FAIL", label + " SwitchChannel refusal",
                res.second);
-        for (size_t i = 0; i < comms.size(); ++i) {
-          MSCCLC_CUDA_OR_EXIT(cudaSetDevice(o.layout.deviceOf(ranks[i])));
-          release(bufs[i]);
-        }
+        releaseAll(bufs);
         goto done;
       }
       if (res.first == mscclcInvalidArgument &&
@@ -427,10 +431,7 @@ void runExample(const Options &o, const Example &ex, int n,
         // The shape does not fit the shared GPU: refused before any launch,
         // which is what must happen. Nothing else of the example can run.
         report(tally, "SKIP", label, "refused on the shared GPU: " + res.second);
-        for (size_t i = 0; i < comms.size(); ++i) {
-          MSCCLC_CUDA_OR_EXIT(cudaSetDevice(o.layout.deviceOf(ranks[i])));
-          release(bufs[i]);
-        }
+        releaseAll(bufs);
         goto done;
       } else if (res.first != mscclcSuccess) {
         report(tally, "FAIL", what,
@@ -444,10 +445,7 @@ void runExample(const Options &o, const Example &ex, int n,
         report(tally, bad ? "FAIL" : "PASS", what,
                bad ? std::to_string(bad) + " wrong elements" : "");
       }
-      for (size_t i = 0; i < comms.size(); ++i) {
-        MSCCLC_CUDA_OR_EXIT(cudaSetDevice(o.layout.deviceOf(ranks[i])));
-        release(bufs[i]);
-      }
+      releaseAll(bufs);
     }
   }
   // Back-to-back launches on the same buffers (out of place: idempotent).
@@ -488,10 +486,7 @@ void runExample(const Options &o, const Example &ex, int n,
       }
       report(tally, bad ? "FAIL" : "PASS", what);
     }
-    for (size_t i = 0; i < comms.size(); ++i) {
-      MSCCLC_CUDA_OR_EXIT(cudaSetDevice(o.layout.deviceOf(ranks[i])));
-      release(bufs[i]);
-    }
+    releaseAll(bufs);
   }
 done:
   for (size_t i = 0; i < comms.size(); ++i) {
