@@ -250,6 +250,10 @@ int rankMain(int rank, int n, mscclcComm_t comm, const char *model,
   cudaStream_t stream;
   MSCCLC_CUDA_OR_EXIT(
       cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  auto separateRanks = [&] {
+    if (betweenRanks)
+      betweenRanks();
+  };
   int failures = 0;
   std::vector<size_t> counts = {1, 3, 1023, 65536 + 7, (1 << 20) + 3};
   if (!quick)
@@ -266,8 +270,7 @@ int rankMain(int rank, int n, mscclcComm_t comm, const char *model,
         c.count = count;
         ++round;
         setUp(c, n, rank, round);
-        if (betweenRanks) // setUp allocates: see tearDown below
-          betweenRanks();
+        separateRanks(); // setUp allocates: see tearDown below
         mscclcProgram_t prog = progs.of(kernel, inPlace);
         MSCCLC_OR_EXIT(mscclcProgramRun(prog, comm, c.send, c.recv, count,
                                         apiType(t), mscclcSum, stream));
@@ -280,11 +283,9 @@ int rankMain(int rank, int n, mscclcComm_t comm, const char *model,
         }
         // cudaFree waits for the whole GPU: with ranks sharing it, no rank
         // may launch again until every rank has freed.
-        if (betweenRanks)
-          betweenRanks();
+        separateRanks();
         tearDown(c);
-        if (betweenRanks)
-          betweenRanks();
+        separateRanks();
       }
     }
   }
@@ -297,8 +298,7 @@ int rankMain(int rank, int n, mscclcComm_t comm, const char *model,
     c.count = 16384 + 5;
     ++round;
     setUp(c, n, rank, round);
-    if (betweenRanks)
-      betweenRanks();
+    separateRanks();
     mscclcProgram_t prog = progs.of(kernel, false);
     for (int i = 0; i < 1000; ++i)
       MSCCLC_OR_EXIT(mscclcProgramRun(prog, comm, c.send, c.recv, c.count,
@@ -317,8 +317,7 @@ int rankMain(int rank, int n, mscclcComm_t comm, const char *model,
     MSCCLC_CUDA_OR_EXIT(cudaGraphInstantiate(&exec, graph, 0));
     // Instantiating may wait for the whole GPU: no rank may launch before
     // every rank has instantiated.
-    if (betweenRanks)
-      betweenRanks();
+    separateRanks();
     for (int i = 0; i < 1000; ++i)
       MSCCLC_CUDA_OR_EXIT(cudaGraphLaunch(exec, stream));
     MSCCLC_OR_EXIT(
@@ -331,11 +330,9 @@ int rankMain(int rank, int n, mscclcComm_t comm, const char *model,
               describe(c, model).c_str(), bad);
       ++failures;
     }
-    if (betweenRanks)
-      betweenRanks();
+    separateRanks();
     tearDown(c);
-    if (betweenRanks)
-      betweenRanks();
+    separateRanks();
   }
   // SwitchChannel programs are refused here, before any multicast call.
   {
