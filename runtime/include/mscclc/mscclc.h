@@ -59,6 +59,8 @@ typedef enum {
   mscclcUint64 = 7,
   mscclcInt8 = 8,
   mscclcUint8 = 9,
+  mscclcFloat8e4m3 = 10, /* OCP fp8: 4 exponent bits, 3 mantissa bits */
+  mscclcFloat8e5m2 = 11, /* OCP fp8: 5 exponent bits, 2 mantissa bits */
 } mscclcDataType_t;
 
 typedef enum {
