@@ -286,6 +286,13 @@ void Executor::freeContexts() {
     for (size_t i = 0; i < c.proxyChannels.size(); ++i)
       proxyFifo_->setChannel(uint32_t(size_t(c.index) * c.proxyChannels.size() + i),
                              nullptr);
+  }
+  // A trigger the proxy is handling right now (a kernel that timed out may
+  // leave some behind) may still use a withdrawn channel.
+  if (proxy_)
+    proxy_->waitForPass();
+  for (auto &entry : contexts_) {
+    Context &c = *entry.second;
     comm_.release(c.peerUser);
     if (c.tables)
       MSCCLC_CUDA_WARN(cudaFree(c.tables));

@@ -79,7 +79,7 @@ Status ProxyFifo::handle(const Trigger &t, const DriverApi *api) {
   if (t.proxyId >= channels_.size())
     return invalidArgument(fmt::format("trigger names proxy id {} of {}",
                                        t.proxyId, channels_.size()));
-  ProxyChannel *ch = channels_[t.proxyId].load(std::memory_order_acquire);
+  ProxyChannel *ch = channels_[t.proxyId].load(std::memory_order_seq_cst);
   if (!ch)
     return invalidArgument(
         fmt::format("trigger names proxy id {}, which has no "
@@ -169,7 +169,12 @@ void Proxy::remove(ProxyFifo *fifo) {
       }
     version_.fetch_add(1);
   }
-  // Wait until the thread no longer holds the old list.
+  waitForPass(); // the thread no longer holds the old list
+}
+
+void Proxy::waitForPass() const {
+  if (std::this_thread::get_id() == thread_.get_id())
+    return;
   while (busy_.load())
     std::this_thread::yield();
 }

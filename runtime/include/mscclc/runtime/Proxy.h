@@ -97,9 +97,11 @@ public:
     for (auto &c : channels_)
       c.store(nullptr, std::memory_order_relaxed);
   }
-  /// Publishes the channel for `proxyId` (before a kernel can use it).
+  /// Publishes the channel for `proxyId` (before a kernel can use it), or
+  /// withdraws it (nullptr). After withdrawing, Proxy::waitForPass() before
+  /// freeing the channel: a pass in flight may still hold it.
   void setChannel(uint32_t proxyId, ProxyChannel *channel) {
-    channels_[proxyId].store(channel, std::memory_order_release);
+    channels_[proxyId].store(channel, std::memory_order_seq_cst);
   }
   /// Handles every ready trigger; returns how many.
   int serve(const DriverApi *api);
@@ -124,6 +126,9 @@ public:
   Status start();
   void add(ProxyFifo *fifo);
   void remove(ProxyFifo *fifo);
+  /// Returns once the proxy thread is between passes: what it read before
+  /// the call (a FIFO list, a channel) is no longer in use.
+  void waitForPass() const;
   /// Blocks until `fifo` consumed `count` entries or `seconds` passed.
   Status drain(ProxyFifo *fifo, uint64_t count, double seconds);
 
