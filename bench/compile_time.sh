@@ -21,7 +21,7 @@ REPS="${REPS:-3}"
 read -r -a RANK_LIST <<<"${RANKS:-8 64}"
 read -r -a INSTANCE_LIST <<<"${INSTANCES:-4 32}"
 if (($# == 0)); then
-  set -- $(ls examples/*.mscl | grep -v '/common.mscl$')
+  set -- $(ls stdlib/*.mscl | grep -v '/common.mscl$')
 fi
 
 median_ms() { # runs "$@" REPS times, prints the median wall time in ms

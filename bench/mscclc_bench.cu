@@ -1,7 +1,7 @@
 //===- mscclc_bench.cu - Generated kernels vs reference kernels vs NCCL ---===//
 //
 // One process drives every GPU of the machine. For each program (generated
-// from examples/*.mscl through the JIT API, or a hand-written reference
+// from stdlib/*.mscl through the JIT API, or a hand-written reference
 // kernel with its plan) and for NCCL, at sizes 1 KB .. 1 GB: warm up, then
 // capture `iters` back-to-back collectives per rank in a CUDA graph and
 // replay it; the time of one collective is the median over replays of
@@ -53,7 +53,7 @@ __global__ void fillKernel(float *p, size_t n, unsigned seed) {
 }
 
 struct Options {
-  std::string examples = "examples";
+  std::string examples = "stdlib";
   std::vector<std::string> algos = {
       "allreduce_1pa", "allreduce_2pa_ll", "allreduce_2pa_hb",
       "allreduce_2pa_port", "allreduce_2pr", "allgather_allpairs",

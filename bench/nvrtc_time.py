@@ -43,7 +43,7 @@ print("| program | data loops | every rank (s) | rank 0 alone (s) |")
 print("|---|---|---|---|")
 for spec in args.programs:
     name, _, instances = spec.partition("@")
-    cmd = [args.mscclc, os.path.join(ROOT, "examples", name + ".mscl"),
+    cmd = [args.mscclc, os.path.join(ROOT, "stdlib", name + ".mscl"),
            "--ranks", str(args.ranks)]
     if instances:
         cmd += ["--instances", instances]

@@ -83,11 +83,11 @@ stage_sanitize() {
   for tool in memcheck racecheck; do
     if [ -n "${MSCCLC_COMPILER:-}" ]; then
       run_logged sanitize-$tool compute-sanitizer --tool $tool \
-        $BUILD/bin/runtime-gpu-collectives --examples examples $args \
+        $BUILD/bin/runtime-gpu-collectives --examples stdlib $args \
         --only ${SANITIZE_ONLY:-allreduce_1pa,allreduce_2pa_hb,allreduce_2pa_port}
       # 8 instances: many blocks, data loops out of line.
       run_logged sanitize-$tool-i8 compute-sanitizer --tool $tool \
-        $BUILD/bin/runtime-gpu-collectives --examples examples $args --instances 8 \
+        $BUILD/bin/runtime-gpu-collectives --examples stdlib $args --instances 8 \
         --only ${SANITIZE_ONLY:-allreduce_1pa,allreduce_2pa_hb,allreduce_2pa_port}
       grep -E "ERROR SUMMARY|passed,|FAIL" "$LOGS/sanitize-$tool-i8.log" | tail -4
     else
@@ -101,18 +101,18 @@ stage_collectives() {
   if [ -z "${MSCCLC_COMPILER:-}" ]; then echo "collectives: no compiler carried"; return; fi
   # Every type up to 64 MiB in both process models (1000 back-to-back
   # launches in the group model), then fp32 up to 1 GiB.
-  run_logged collectives-procs $BUILD/bin/runtime-gpu-collectives --examples examples \
+  run_logged collectives-procs $BUILD/bin/runtime-gpu-collectives --examples stdlib \
     --models procs --max-bytes 67108864 --repeat 0 ${COLLECTIVE_ARGS:-}
-  run_logged collectives-group $BUILD/bin/runtime-gpu-collectives --examples examples \
+  run_logged collectives-group $BUILD/bin/runtime-gpu-collectives --examples stdlib \
     --models group --max-bytes 16777216 --repeat 1000 ${COLLECTIVE_ARGS:-}
-  run_logged collectives-1g $BUILD/bin/runtime-gpu-collectives --examples examples \
+  run_logged collectives-1g $BUILD/bin/runtime-gpu-collectives --examples stdlib \
     --models group --types f32 --max-bytes 1073741824 --repeat 0 --quick \
     --only ${BIG_ONLY:-allreduce_2pa_hb,allreduce_2pr,allgather_allpairs,reducescatter_ring_overlap}
   # Every example with 8 instances (many blocks, out-of-line data loops).
-  run_logged collectives-i8 $BUILD/bin/runtime-gpu-collectives --examples examples \
+  run_logged collectives-i8 $BUILD/bin/runtime-gpu-collectives --examples stdlib \
     --models group --instances 8 --max-bytes 16777216 --repeat 100 ${COLLECTIVE_ARGS:-}
   # User buffers from mscclcMemAlloc (cuMem) in the one-process model.
-  run_logged collectives-cumem $BUILD/bin/runtime-gpu-collectives --examples examples \
+  run_logged collectives-cumem $BUILD/bin/runtime-gpu-collectives --examples stdlib \
     --models group --memalloc --max-bytes 4194304 --repeat 10 ${COLLECTIVE_ARGS:-}
   for f in collectives-procs collectives-group collectives-1g collectives-i8 collectives-cumem; do
     echo "== $f"; grep -E "^(FAIL|SKIP)|passed,|rank passed|FAILED| in [0-9.]+ s" "$LOGS/$f.log" | head -40
@@ -131,7 +131,7 @@ stage_reference() {
   for cu in bench/reference/*.cu; do
     local name=$(basename "$cu" .cu)
     # The first example the reference names is the one it re-implements.
-    local example=$(grep -oE 'examples/[a-z0-9_]+\.mscl' "$cu" | head -1)
+    local example=$(grep -oE 'stdlib/[a-z0-9_]+\.mscl' "$cu" | head -1)
     local kernel=$(grep -oE 'mscclc_ref_[a-z0-9_]+' "$cu" | head -1)
     cp "$cu" $dir/
     "$MSCCLC_COMPILER" "$example" --ranks ${REF_RANKS:-2} --emit=plan |
@@ -142,7 +142,7 @@ stage_reference() {
 }
 stage_bench() {
   if [ ! -x $BUILD/bin/mscclc-bench ]; then echo "bench: not built"; return; fi
-  run_logged bench $BUILD/bin/mscclc-bench --examples examples --out "$OUT/bench.md" ${BENCH_ARGS:-}
+  run_logged bench $BUILD/bin/mscclc-bench --examples stdlib --out "$OUT/bench.md" ${BENCH_ARGS:-}
   cat "$OUT/bench.md" 2>/dev/null | head -80
 }
 

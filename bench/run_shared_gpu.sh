@@ -32,7 +32,7 @@ for r in "${@:-2 4 8}"; do
   step "timeout-$r" 120 $B/runtime-gpu-selftest --timeout-test --ranks "$r"
   step "abort-$r" 120 $B/runtime-gpu-selftest --abort-test --ranks "$r"
   step "collectives-$r" 600 "${queues[@]}" $B/runtime-gpu-collectives \
-    --examples examples --models group --quick --types f32,bf16 \
+    --examples stdlib --models group --quick --types f32,bf16 \
     --max-bytes 1048576 --repeat 10 --ranks "$r"
 done
 grep -h "^FAIL" "$OUT"/*.log | sort -u | head -20

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Times the CPU simulator on an 8-rank AllReduce of 1 MB (examples/
+# Times the CPU simulator on an 8-rank AllReduce of 1 MB (stdlib/
 # allreduce_2pa_hb.mscl): the median wall time of several runs, for one
 # schedule and for the default 50 schedules, from the .mscl source
 # (frontend, pass pipeline and simulation).
@@ -18,7 +18,7 @@ median() {
   local schedules=$1
   for _ in $(seq "$runs"); do
     TIMEFORMAT='%R %U %S'
-    { time "$mscclc" --simulate "$root/examples/allreduce_2pa_hb.mscl" \
+    { time "$mscclc" --simulate "$root/stdlib/allreduce_2pa_hb.mscl" \
         --ranks 8 --bytes 1M \
         --schedules "$schedules" > /dev/null; } 2>&1 | tail -1
   done > "$work/times"

@@ -8,7 +8,7 @@
 #      and check the result.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-EXAMPLE="${1:-examples/allreduce_2pa_hb.mscl}"
+EXAMPLE="${1:-stdlib/allreduce_2pa_hb.mscl}"
 RANKS="${MSCCLC_RANKS:-8}"
 scripts/setup.sh
 # A prebuilt compiler (MSCCLC_COMPILER, see setup.sh) or the one just built.

@@ -12,7 +12,6 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.mscclc_obj_root, "test")
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs"]
 
-config.substitutions.append(("%examples", os.path.join(config.mscclc_src_root, "examples")))
 config.substitutions.append(("%stdlib", os.path.join(config.mscclc_src_root, "stdlib")))
 config.substitutions.append(("%docs", os.path.join(config.mscclc_src_root, "docs")))
 config.environment["FILECHECK_OPTS"] = "--enable-var-scope"

@@ -1,7 +1,7 @@
 //===- allreduce_1pa_ll.cu - Hand-written 1PA LL all-reduce --------------===//
 //
 // The reference that generated code is measured against: the same algorithm
-// as examples/allreduce_1pa.mscl, with the same plan (mscclc --emit=plan:
+// as stdlib/allreduce_1pa.mscl, with the same plan (mscclc --emit=plan:
 // grid, channel order, scratch layout, LL flags), so one harness launches
 // both. Written the way one would by hand: every input packet is loaded
 // once and stored to all peers, and the reduce reads all peers' packets in

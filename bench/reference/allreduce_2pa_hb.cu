@@ -1,6 +1,6 @@
 //===- allreduce_2pa_hb.cu - Hand-written 2PA HB all-reduce --------------===//
 //
-// The reference for examples/allreduce_2pa_hb.mscl, launched with that
+// The reference for stdlib/allreduce_2pa_hb.mscl, launched with that
 // program's plan (one block per rank, memory channel i to peer
 // i < r ? i : i + 1, wait slot i per channel, scratch `recv[N]` plain at
 // offset 0). Hand-written tricks: the reduce of our chunk and its

@@ -12,6 +12,7 @@
 #include "mscclc/runtime/Executor.h"
 #include "mscclc/runtime/Multicast.h"
 #include "mscclc/runtime/Program.h"
+#include "mscclc/runtime/StdlibPrograms.h"
 
 #include <cstring>
 #include <thread>
@@ -20,6 +21,7 @@ using namespace mscclc::rt;
 
 struct mscclcComm {
   std::unique_ptr<Communicator> comm;
+  StdlibState stdlib; ///< selection agreed at set-up (mscclcRunCollective)
 };
 struct mscclcProgram {
   std::unique_ptr<Program> program;
@@ -89,7 +91,7 @@ const char *redopName(mscclcRedOp_t op) {
 
 /// The executor of (program, dtype, op) on `comm`, created (collectively)
 /// on first use.
-Status executorFor(mscclcProgram_t program, mscclcComm_t comm,
+Status executorFor(Program *program, mscclcComm_t comm,
                    mscclcDataType_t dtype, mscclcRedOp_t op, bool create,
                    Executor **out) {
   const char *d = dtypeName(dtype);
@@ -101,7 +103,7 @@ Status executorFor(mscclcProgram_t program, mscclcComm_t comm,
         fmt::format("unknown reduction operator {}", int(op)));
   Communicator &c = *comm->comm;
   std::string key = fmt::format(
-      "{}/{}/{}", static_cast<unsigned long long>(program->program->id()), d,
+      "{}/{}/{}", static_cast<unsigned long long>(program->id()), d,
       r);
   std::lock_guard<std::mutex> lock(c.executorMutex());
   auto it = c.executors().find(key);
@@ -112,7 +114,7 @@ Status executorFor(mscclcProgram_t program, mscclcComm_t comm,
   if (!create)
     return invalidArgument("the program has not run on this communicator "
                            "with this data type and operator");
-  auto ex = std::make_unique<Executor>(c, *program->program, d, r);
+  auto ex = std::make_unique<Executor>(c, *program, d, r);
   MSCCLC_TRY(ex->init());
   *out = ex.get();
   c.executors().emplace(key, std::move(ex));
@@ -120,7 +122,7 @@ Status executorFor(mscclcProgram_t program, mscclcComm_t comm,
 }
 
 struct RunArgs {
-  mscclcProgram_t program;
+  Program *program;
   mscclcComm_t comm;
   const void *send;
   void *recv;
@@ -128,12 +130,17 @@ struct RunArgs {
   mscclcDataType_t dtype;
   mscclcRedOp_t op;
   cudaStream_t stream;
+  /// A one-rank stdlib collective: a plain copy of copyBytes, no program.
+  bool copyOnly = false;
+  size_t copyBytes = 0;
 };
+
+Program *unwrap(mscclcProgram_t p) { return p ? p->program.get() : nullptr; }
 
 Status checkRunArgs(const RunArgs &a) {
   if (!a.program || !a.comm)
     return invalidArgument("program and communicator must not be NULL");
-  const Plan &plan = a.program->program->plan();
+  const Plan &plan = a.program->plan();
   if (a.count > 0 && (!a.send || !a.recv))
     return invalidArgument("send and receive buffers must not be NULL");
   if (plan.inPlace && a.send != a.recv)
@@ -155,6 +162,16 @@ Status prepareRun(const RunArgs &a, Executor **ex) {
 }
 
 Status doRun(const RunArgs &a) {
+  if (a.copyOnly) {
+    if (a.copyBytes == 0 || a.send == a.recv)
+      return Status::ok();
+    cudaError_t err = cudaMemcpyAsync(a.recv, a.send, a.copyBytes,
+                                      cudaMemcpyDeviceToDevice, a.stream);
+    return err == cudaSuccess
+               ? Status::ok()
+               : toStatus(err, "cudaMemcpyAsync (one-rank collective)",
+                          __FILE__, __LINE__);
+  }
   MSCCLC_TRY(checkRunArgs(a));
   if (a.count == 0)
     return Status::ok();
@@ -226,6 +243,8 @@ mscclcResult_t mscclcCommInitRank(mscclcComm_t *comm, int nranks,
   memcpy(u.bytes, id.internal, sizeof(u.bytes));
   auto handle = std::make_unique<mscclcComm>();
   Status s = Communicator::create(u, rank, nranks, device, &handle->comm);
+  if (s.isOk())
+    s = stdlibSetUp(*handle->comm, &handle->stdlib);
   if (!s.isOk())
     return fail(s);
   *comm = handle.release();
@@ -243,10 +262,25 @@ mscclcResult_t mscclcCommInitAll(mscclcComm_t *comms, int ndev,
   Status s = Communicator::createAll(devs, &out);
   if (!s.isOk())
     return fail(s);
+  std::vector<std::unique_ptr<mscclcComm>> handles(static_cast<size_t>(ndev));
   for (int i = 0; i < ndev; ++i) {
-    comms[i] = new mscclcComm();
-    comms[i]->comm = std::move(out[size_t(i)]);
+    handles[size_t(i)] = std::make_unique<mscclcComm>();
+    handles[size_t(i)]->comm = std::move(out[size_t(i)]);
   }
+  // The stdlib agreement is collective: one thread per rank.
+  std::vector<Status> statuses(static_cast<size_t>(ndev));
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < handles.size(); ++i)
+    threads.emplace_back([&, i] {
+      statuses[i] = stdlibSetUp(*handles[i]->comm, &handles[i]->stdlib);
+    });
+  for (auto &t : threads)
+    t.join();
+  for (const Status &st : statuses)
+    if (!st.isOk())
+      return fail(st);
+  for (int i = 0; i < ndev; ++i)
+    comms[i] = handles[size_t(i)].release();
   return result(Status::ok());
 }
 
@@ -390,7 +424,7 @@ mscclcResult_t mscclcProgramRun(mscclcProgram_t program, mscclcComm_t comm,
                                 const void *sendbuff, void *recvbuff,
                                 size_t count, mscclcDataType_t dtype,
                                 mscclcRedOp_t op, cudaStream_t stream) {
-  RunArgs a{program, comm, sendbuff, recvbuff, count, dtype, op, stream};
+  RunArgs a{unwrap(program), comm, sendbuff, recvbuff, count, dtype, op, stream};
   if (groupDepth > 0) {
     Status s = checkRunArgs(a);
     if (!s.isOk())
@@ -405,7 +439,7 @@ mscclcResult_t mscclcProgramPrepare(mscclcProgram_t program, mscclcComm_t comm,
                                     const void *sendbuff, void *recvbuff,
                                     size_t count, mscclcDataType_t dtype,
                                     mscclcRedOp_t op, cudaStream_t stream) {
-  RunArgs a{program, comm, sendbuff, recvbuff, count, dtype, op, stream};
+  RunArgs a{unwrap(program), comm, sendbuff, recvbuff, count, dtype, op, stream};
   Status s = checkRunArgs(a);
   if (!s.isOk())
     return fail(s);
@@ -418,7 +452,7 @@ mscclcResult_t mscclcProgramCheck(mscclcProgram_t program, mscclcComm_t comm,
                                   cudaStream_t stream) {
   API_CHECK(program && comm, "program and communicator must not be NULL");
   Executor *ex = nullptr;
-  Status s = executorFor(program, comm, dtype, op, false, &ex);
+  Status s = executorFor(unwrap(program), comm, dtype, op, false, &ex);
   if (!s.isOk()) {
     // Never ran: only the stream can have failed.
     cudaError_t err = cudaStreamSynchronize(stream);
@@ -433,10 +467,163 @@ mscclcResult_t mscclcProgramReset(mscclcProgram_t program, mscclcComm_t comm,
                                   mscclcDataType_t dtype, mscclcRedOp_t op) {
   API_CHECK(program && comm, "program and communicator must not be NULL");
   Executor *ex = nullptr;
-  Status s = executorFor(program, comm, dtype, op, false, &ex);
+  Status s = executorFor(unwrap(program), comm, dtype, op, false, &ex);
   if (!s.isOk())
     return result(Status::ok()); // nothing to reset
   return result(ex->reset());
+}
+
+/* The stdlib: selection (runtime/lib/Selection.cpp) and its programs
+ * (StdlibPrograms.cpp); here only argument checks and the NCCL mapping. */
+static Status stdlibQuery(mscclcComm_t comm, mscclcCollective_t coll,
+                          size_t count, mscclcDataType_t dtype,
+                          mscclcRedOp_t op, int root, bool inPlace,
+                          SelectionQuery *q) {
+  if (!comm)
+    return invalidArgument("comm must not be NULL");
+  if (int(coll) < 0 || int(coll) >= kNumCollectives)
+    return invalidArgument(fmt::format("unknown collective {}", int(coll)));
+  const char *d = dtypeName(dtype);
+  const char *r = redopName(op);
+  if (!d)
+    return invalidArgument(fmt::format("unknown data type {}", int(dtype)));
+  Collective c = Collective(int(coll));
+  if (collectiveReduces(c) && !r)
+    return invalidArgument(fmt::format("unknown reduction operator {}", int(op)));
+  const StdlibState &st = comm->stdlib;
+  MSCCLC_TRY(st.agreed);
+  q->collective = c;
+  q->nranks = comm->comm->nranks();
+  q->nnodes = st.nnodes;
+  q->arch = st.arch;
+  q->count = count;
+  q->dtype = d;
+  // Operators do not change what moves in the other collectives: one
+  // kernel variant serves them all.
+  q->op = collectiveReduces(c) ? r : "sum";
+  q->root = collectiveRooted(c) ? root : 0;
+  q->inPlace = inPlace;
+  return Status::ok();
+}
+
+static Status stdlibSelect(mscclcComm_t comm, mscclcCollective_t coll,
+                           size_t count, mscclcDataType_t dtype,
+                           mscclcRedOp_t op, int root, bool inPlace,
+                           SelectionQuery *q, Selection *sel) {
+  MSCCLC_TRY(stdlibQuery(comm, coll, count, dtype, op, root, inPlace, q));
+  return comm->stdlib.table->select(*q, sel);
+}
+
+mscclcResult_t mscclcCollectiveSupported(mscclcComm_t comm,
+                                         mscclcCollective_t coll, size_t count,
+                                         mscclcDataType_t dtype,
+                                         mscclcRedOp_t op, int root,
+                                         int inPlace, int *supported) {
+  API_CHECK(supported, "supported must not be NULL");
+  *supported = 0;
+  SelectionQuery q;
+  Selection sel;
+  Status s = stdlibSelect(comm, coll, count, dtype, op, root, inPlace != 0, &q,
+                          &sel);
+  if (s.code() == Code::Unsupported) {
+    fail(s); // the reason, for mscclcGetLastError()
+    return mscclcSuccess;
+  }
+  if (!s.isOk())
+    return fail(s);
+  *supported = 1;
+  return result(Status::ok());
+}
+
+mscclcResult_t mscclcCollectiveAlgorithm(mscclcComm_t comm,
+                                         mscclcCollective_t coll, size_t count,
+                                         mscclcDataType_t dtype,
+                                         mscclcRedOp_t op, int root,
+                                         int inPlace, const char **name) {
+  API_CHECK(name, "name must not be NULL");
+  *name = nullptr;
+  SelectionQuery q;
+  Selection sel;
+  Status s = stdlibSelect(comm, coll, count, dtype, op, root, inPlace != 0, &q,
+                          &sel);
+  if (!s.isOk())
+    return fail(s);
+  thread_local std::string described;
+  described = sel.describe();
+  *name = described.c_str();
+  return result(Status::ok());
+}
+
+mscclcResult_t mscclcRunCollective(mscclcComm_t comm, mscclcCollective_t coll,
+                                   const void *sendbuff, void *recvbuff,
+                                   size_t count, mscclcDataType_t dtype,
+                                   mscclcRedOp_t op, int root,
+                                   cudaStream_t stream) {
+  API_CHECK(comm, "comm must not be NULL");
+  API_CHECK(int(coll) >= 0 && int(coll) < kNumCollectives,
+            fmt::format("unknown collective {}", int(coll)));
+  const char *d = dtypeName(dtype);
+  API_CHECK(d, fmt::format("unknown data type {}", int(dtype)));
+  API_CHECK(count == 0 || (sendbuff && recvbuff),
+            "send and receive buffers must not be NULL");
+  // NCCL's in-place layouts: the program takes the one whole buffer.
+  Collective c = Collective(int(coll));
+  int n = comm->comm->nranks(), rank = comm->comm->rank();
+  size_t es = dtypeSize(d);
+  const char *sb = static_cast<const char *>(sendbuff);
+  char *rb = static_cast<char *>(recvbuff);
+  bool inPlace = false;
+  const void *progSend = sendbuff;
+  void *progRecv = recvbuff;
+  if (c == Collective::AllGather || c == Collective::Gather) {
+    inPlace = sb == rb + size_t(rank) * count * es;
+    progSend = rb;
+  } else if (c == Collective::ReduceScatter || c == Collective::Scatter) {
+    inPlace = rb == sb + size_t(rank) * count * es;
+    progRecv = const_cast<char *>(sb);
+  } else {
+    inPlace = sb == rb;
+  }
+  if (!inPlace) {
+    progSend = sendbuff;
+    progRecv = recvbuff;
+    uint64_t sBytes = sendElems(c, n, count) * es,
+             rBytes = recvElems(c, n, count) * es;
+    if (count && sb < rb + rBytes && rb < sb + sBytes)
+      return fail(invalidArgument(fmt::format(
+          "{}: send and receive buffers overlap without being NCCL's in-place "
+          "layout",
+          collectiveName(c))));
+  }
+  SelectionQuery q;
+  Selection sel;
+  Status s = stdlibSelect(comm, coll, count, dtype, op, root, inPlace, &q, &sel);
+  if (!s.isOk())
+    return fail(s);
+  RunArgs a{nullptr, comm, progSend, progRecv, count, dtype,
+            collectiveReduces(c) ? op : mscclcSum, stream};
+  if (sel.builtinCopy()) {
+    a.copyOnly = true;
+    a.copyBytes = recvElems(c, n, count) * es;
+  } else if (count > 0) {
+    s = stdlibProgram(comm->stdlib, q, sel, &a.program);
+    if (!s.isOk())
+      return fail(s);
+    MSCCLC_LOG(Debug, "rank {}: {} of {} {}: {} ({})", rank, collectiveName(c),
+               count, d, sel.describe(), sel.location);
+  } else {
+    return result(Status::ok());
+  }
+  if (groupDepth > 0) {
+    if (!a.copyOnly) {
+      s = checkRunArgs(a);
+      if (!s.isOk())
+        return fail(s);
+    }
+    groupOps.push_back(a);
+    return result(Status::ok());
+  }
+  return result(doRun(a));
 }
 
 mscclcResult_t mscclcMemAlloc(void **ptr, size_t bytes) {
@@ -482,7 +669,7 @@ mscclcResult_t mscclcGroupEnd(void) {
   // thread per queued run when any of them needs it.
   bool collective = false;
   for (const RunArgs &a : ops) {
-    if (a.count == 0)
+    if (a.count == 0 || a.copyOnly)
       continue;
     Executor *ex = nullptr;
     if (!executorFor(a.program, a.comm, a.dtype, a.op, false, &ex).isOk() ||
@@ -496,7 +683,7 @@ mscclcResult_t mscclcGroupEnd(void) {
     std::vector<std::thread> threads;
     for (size_t i = 0; i < ops.size(); ++i)
       threads.emplace_back([&, i] {
-        if (ops[i].count == 0)
+        if (ops[i].count == 0 || ops[i].copyOnly)
           return;
         Executor *ex = nullptr;
         statuses[i] = prepareRun(ops[i], &ex);

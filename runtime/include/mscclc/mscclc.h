@@ -171,6 +171,54 @@ mscclcResult_t mscclcProgramCheck(mscclcProgram_t program, mscclcComm_t comm,
 mscclcResult_t mscclcProgramReset(mscclcProgram_t program, mscclcComm_t comm,
                                   mscclcDataType_t dtype, mscclcRedOp_t op);
 
+/* Collectives of the standard library (stdlib/), selected and compiled by
+ * the runtime: the caller names the collective, not an algorithm. */
+typedef enum {
+  mscclcCollAllReduce = 0,
+  mscclcCollAllGather = 1,
+  mscclcCollReduceScatter = 2,
+  mscclcCollBroadcast = 3,
+  mscclcCollReduce = 4,
+  mscclcCollAllToAll = 5,
+  mscclcCollGather = 6,
+  mscclcCollScatter = 7,
+} mscclcCollective_t;
+
+/* Counts as NCCL defines them: allreduce, broadcast, reduce: elements of each
+ * buffer; allgather, gather: elements each rank sends (recv holds
+ * nranks*count); reducescatter, scatter: elements each rank receives (send
+ * holds nranks*count); alltoall: elements per peer (both hold nranks*count).
+ * In place means sendbuff == recvbuff, with NCCL's offsets (allgather: the
+ * rank's input at rank*count of recvbuff; reducescatter: the output at
+ * rank*count of sendbuff). `root` matters for rooted collectives only. */
+
+/* *supported = 1 if the stdlib (through the selection table) has an algorithm
+ * for this call on this communicator; else 0 and mscclcGetLastError() says
+ * why. Local (no communication, no compilation). */
+mscclcResult_t mscclcCollectiveSupported(mscclcComm_t comm,
+                                         mscclcCollective_t coll, size_t count,
+                                         mscclcDataType_t dtype,
+                                         mscclcRedOp_t op, int root,
+                                         int inPlace, int *supported);
+/* Selects the stdlib algorithm, compiles it once (cached per process and in
+ * the kernel cache) and runs it on `stream`; collective like
+ * mscclcProgramRun (every rank calls it with the same arguments but
+ * buffers and stream), and queued like it inside a group. A call the
+ * library cannot serve returns mscclcUnsupported and runs nothing. */
+mscclcResult_t mscclcRunCollective(mscclcComm_t comm, mscclcCollective_t coll,
+                                   const void *sendbuff, void *recvbuff,
+                                   size_t count, mscclcDataType_t dtype,
+                                   mscclcRedOp_t op, int root,
+                                   cudaStream_t stream);
+/* Which stdlib algorithm the selection picks, as "stem instances=K
+ * name=value..." (e.g. "allreduce_2pa_hb instances=8"); for logs. The
+ * string lives until the next call of this function on the thread. */
+mscclcResult_t mscclcCollectiveAlgorithm(mscclcComm_t comm,
+                                         mscclcCollective_t coll, size_t count,
+                                         mscclcDataType_t dtype,
+                                         mscclcRedOp_t op, int root,
+                                         int inPlace, const char **name);
+
 /* Device memory that SwitchChannel programs can bind to NVLink multicast
  * objects (cuMemCreate, at least 2 MiB granules), on the current device and
  * accessible from its peers. Any program takes it when one process drives

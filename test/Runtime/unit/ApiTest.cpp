@@ -91,6 +91,8 @@ TEST(ApiTest, NullArgumentsAreRejected) {
             mscclcInvalidArgument);
   EXPECT_EQ(mscclcGroupEnd(), mscclcInvalidArgument);
   EXPECT_EQ(mscclcCommAbort(nullptr), mscclcInvalidArgument);
+  mscclcResult_t asyncError = mscclcInternalError;
+  EXPECT_EQ(mscclcCommGetAsyncError(nullptr, &asyncError), mscclcInvalidArgument);
   EXPECT_NE(std::string(mscclcGetLastError()).find("comm must not be NULL"),
             std::string::npos);
   EXPECT_EQ(mscclcMemAlloc(nullptr, 1024), mscclcInvalidArgument);
@@ -187,4 +189,26 @@ TEST(ApiTest, BadGeneratedPlanIsRejected) {
   EXPECT_NE(std::string(mscclcGetLastError()).find("plan"), std::string::npos);
   EXPECT_EQ(mscclcProgramCreateFromGenerated(&prog, "code", kPlan), mscclcSuccess);
   mscclcProgramDestroy(prog);
+}
+
+TEST(ApiTest, StdlibCallsCheckTheirArguments) {
+  int supported = 1;
+  EXPECT_EQ(mscclcCollectiveSupported(nullptr, mscclcCollAllReduce, 16,
+                                      mscclcFloat32, mscclcSum, 0, 0,
+                                      &supported),
+            mscclcInvalidArgument);
+  EXPECT_EQ(supported, 0);
+  EXPECT_NE(std::string(mscclcGetLastError()).find("comm must not be NULL"),
+            std::string::npos);
+  EXPECT_EQ(mscclcCollectiveSupported(nullptr, mscclcCollAllReduce, 16,
+                                      mscclcFloat32, mscclcSum, 0, 0, nullptr),
+            mscclcInvalidArgument);
+  const char *name = "x";
+  EXPECT_EQ(mscclcCollectiveAlgorithm(nullptr, mscclcCollBroadcast, 16,
+                                      mscclcFloat32, mscclcSum, 0, 0, &name),
+            mscclcInvalidArgument);
+  EXPECT_EQ(name, nullptr);
+  EXPECT_EQ(mscclcRunCollective(nullptr, mscclcCollAllGather, nullptr, nullptr,
+                                4, mscclcFloat32, mscclcSum, 0, nullptr),
+            mscclcInvalidArgument);
 }

@@ -1,0 +1,65 @@
+//===- StdlibPrograms.h - Stdlib selection on a communicator --*- C++ -*-===//
+//
+// What mscclcRunCollective needs beyond the selection model: where the
+// stdlib lives, the process's table (loaded once), the agreement of all
+// ranks on table and shape (exchanged at communicator set-up), and the
+// compiled programs (one per algorithm, params, rank count, node shape and
+// in-place-ness, shared by every communicator of the process; NVRTC output
+// is cached on disk by Program as always).
+//
+// The stdlib directory: MSCCLC_STDLIB_DIR, else `../share/mscclc/stdlib`
+// beside libmscclc.so (installed), else the source tree's stdlib/ (build
+// tree use). The table: MSCCLC_SELECTION_TABLE, else <stdlib>/selection.json;
+// the catalog is always <stdlib>/algorithms.json.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MSCCLC_RUNTIME_STDLIBPROGRAMS_H
+#define MSCCLC_RUNTIME_STDLIBPROGRAMS_H
+
+#include "mscclc/runtime/Selection.h"
+
+namespace mscclc::rt {
+
+class Communicator;
+class Program;
+
+/// Per communicator: what every rank agreed on at set-up.
+struct StdlibState {
+  /// Ok when every rank loaded the same table (and catalog) and sees the
+  /// same node shape; else the reason every stdlib call reports.
+  Status agreed = Status(Code::Internal, "stdlib selection was not set up");
+  const SelectionTable *table = nullptr;
+  int gpusPerNode = 1; ///< ranks per node, the same on every rank
+  int nnodes = 1;
+  int arch = 0;        ///< rank 0's compute capability (all ranks use it)
+};
+
+/// The stdlib directory (see above).
+Status stdlibDir(std::string *out);
+
+/// The process's table, loaded at the first call (its error is kept).
+Status processSelectionTable(const SelectionTable **out);
+
+/// Collective over the bootstrap: exchanges table digest, node shape and
+/// architecture. Fails only when the bootstrap does; disagreement is
+/// recorded in state->agreed.
+Status stdlibSetUp(Communicator &comm, StdlibState *state);
+
+/// `text` (an .mscl file of `dir`) with `inplace` added to its algorithm
+/// header and its relative imports made absolute: the in-place variant,
+/// compiled from a temporary file.
+Status stdlibInPlaceSource(const std::string &text, const std::string &dir,
+                           const std::string &file, std::string *out);
+
+/// The compiled program for `sel` (never the builtin copy) and `q`,
+/// compiled at the first request in this process. Checks that the
+/// program computes what the query asks (collective, in place, root,
+/// dtype, op, NCCL's buffer counts); a mismatch is Unsupported, never a
+/// wrong result.
+Status stdlibProgram(const StdlibState &state, const SelectionQuery &q,
+                     const Selection &sel, Program **out);
+
+} // namespace mscclc::rt
+
+#endif // MSCCLC_RUNTIME_STDLIBPROGRAMS_H

@@ -1,0 +1,351 @@
+//===- StdlibPrograms.cpp - Stdlib table, agreement and programs ----------===//
+
+#include "mscclc/runtime/StdlibPrograms.h"
+#include "mscclc/runtime/Communicator.h"
+#include "mscclc/runtime/Log.h"
+#include "mscclc/runtime/Program.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <sys/stat.h>
+
+#ifndef MSCCLC_SOURCE_STDLIB_DIR
+#define MSCCLC_SOURCE_STDLIB_DIR ""
+#endif
+
+namespace mscclc::rt {
+
+namespace {
+
+bool isDir(const std::string &p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool isFile(const std::string &p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+Status readText(const std::string &path, std::string *out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return invalidArgument(
+        fmt::format("cannot read {}: {}", path, strerror(errno)));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  *out = ss.str();
+  return Status::ok();
+}
+
+struct CachedProgram {
+  Status status;
+  std::unique_ptr<Program> program;
+};
+
+std::mutex &cacheMutex() {
+  static std::mutex m;
+  return m;
+}
+/// Never destroyed: executors of live communicators point at these
+/// programs until the process ends.
+std::map<std::string, CachedProgram> &programCache() {
+  static auto *cache = new std::map<std::string, CachedProgram>();
+  return *cache;
+}
+
+Status compileSelection(const StdlibState &state, const SelectionQuery &q,
+                        const Selection &sel, std::unique_ptr<Program> *out) {
+  std::string dir;
+  MSCCLC_TRY(stdlibDir(&dir));
+  std::string path = dir + "/" + sel.algorithm + ".mscl";
+  CompilerOptions opts;
+  opts.ranks = q.nranks;
+  opts.gpusPerNode = state.nnodes > 1 ? state.gpusPerNode : 0;
+  opts.instances = sel.instances;
+  opts.defines = sel.params;
+  std::string what = fmt::format("stdlib algorithm {} ({}, {})", sel.describe(),
+                                 path, sel.location);
+  Status s;
+  if (q.inPlace) {
+    std::string text, variant;
+    MSCCLC_TRY(readText(path, &text));
+    MSCCLC_TRY(stdlibInPlaceSource(text, dir, path, &variant));
+    s = Program::compileString(variant, opts, out);
+    what += " in place";
+  } else {
+    s = Program::compileFile(path, opts, out);
+  }
+  return s.context("compiling " + what);
+}
+
+/// Whether the compiled program computes exactly what `q` asks for.
+Status checkProgram(const Program &p, const SelectionQuery &q,
+                    const Selection &sel) {
+  const Plan &plan = p.plan();
+  std::string who = fmt::format("stdlib program {}", sel.describe());
+  if (plan.collective != collectiveName(q.collective))
+    return unsupported(fmt::format("{} computes {}, not {}", who,
+                                   plan.collective,
+                                   collectiveName(q.collective)));
+  if (plan.inPlace != q.inPlace)
+    return unsupported(fmt::format("{} was compiled {}", who,
+                                   plan.inPlace ? "in place" : "out of place"));
+  if (plan.ranks != q.nranks)
+    return unsupported(fmt::format("{} was compiled for {} ranks", who,
+                                   plan.ranks));
+  if (collectiveRooted(q.collective) && plan.root != q.root)
+    return unsupported(fmt::format("{} has root {}, the call root {}", who,
+                                   plan.root, q.root));
+  if (!plan.supportsDtype(q.dtype))
+    return unsupported(fmt::format("{} does not take {}", who, q.dtype));
+  if (collectiveReduces(q.collective) && !plan.supportsRedop(q.op))
+    return unsupported(fmt::format("{} does not reduce with {}", who, q.op));
+  // The program's count must be NCCL's: compare the buffer sizes at a count
+  // that every chunk layout would tell apart.
+  for (uint64_t c : {q.count, uint64_t(1), uint64_t(1000003)}) {
+    uint64_t in = plan.inputElems(c), outE = plan.outputElems(c);
+    uint64_t wantIn = sendElems(q.collective, q.nranks, c),
+             wantOut = recvElems(q.collective, q.nranks, c);
+    if (in != wantIn || outE != wantOut)
+      return unsupported(fmt::format(
+          "{} takes {} / {} send / receive elements for count {}; NCCL's "
+          "convention is {} / {}",
+          who, in, outE, c, wantIn, wantOut));
+  }
+  return Status::ok();
+}
+
+} // namespace
+
+/// `text` with `inplace` added to its algorithm header and its relative
+/// imports made absolute (the variant is compiled from a temporary file).
+/// The header is found as the first line starting with `algorithm`; its
+/// option list may hold nested parentheses.
+Status stdlibInPlaceSource(const std::string &text, const std::string &dir,
+                      const std::string &file, std::string *out) {
+  size_t pos = 0;
+  while (true) {
+    pos = text.find("algorithm", pos);
+    if (pos == std::string::npos)
+      return invalidArgument(fmt::format("{}: no algorithm header", file));
+    size_t lineStart = text.rfind('\n', pos);
+    lineStart = lineStart == std::string::npos ? 0 : lineStart + 1;
+    if (text.find_first_not_of(" \t", lineStart) == pos)
+      break;
+    pos += 9;
+  }
+  size_t colon = text.find(':', pos);
+  if (colon == std::string::npos)
+    return invalidArgument(fmt::format("{}: malformed algorithm header", file));
+  size_t i = text.find_first_not_of(" \t\r\n", colon + 1);
+  while (i < text.size() && (isalnum(static_cast<unsigned char>(text[i])) ||
+                             text[i] == '_'))
+    ++i;
+  size_t j = text.find_first_not_of(" \t\r\n", i);
+  std::string result;
+  if (j != std::string::npos && text[j] == '(') {
+    int depth = 0;
+    size_t k = j;
+    for (; k < text.size(); ++k) {
+      if (text[k] == '(')
+        ++depth;
+      else if (text[k] == ')' && --depth == 0)
+        break;
+    }
+    if (k >= text.size())
+      return invalidArgument(fmt::format("{}: unbalanced header", file));
+    std::string options = text.substr(j + 1, k - j - 1);
+    if (options.find("inplace") != std::string::npos)
+      result = text;
+    else
+      result = text.substr(0, k) + ", inplace" + text.substr(k);
+  } else {
+    result = text.substr(0, i) + "(inplace)" + text.substr(i);
+  }
+  // Imports are relative to the importing file, which is now elsewhere.
+  std::string fixed;
+  size_t from = 0;
+  while (true) {
+    size_t imp = result.find("import", from);
+    if (imp == std::string::npos)
+      break;
+    size_t q = result.find_first_not_of(" \t", imp + 6);
+    if (q == std::string::npos || result[q] != '"') {
+      fixed += result.substr(from, imp + 6 - from);
+      from = imp + 6;
+      continue;
+    }
+    fixed += result.substr(from, q + 1 - from);
+    if (result[q + 1] != '/')
+      fixed += dir + "/";
+    from = q + 1;
+  }
+  fixed += result.substr(from);
+  *out = std::move(fixed);
+  return Status::ok();
+}
+
+Status stdlibDir(std::string *out) {
+  const char *env = getenv("MSCCLC_STDLIB_DIR");
+  if (env && *env) {
+    if (!isDir(env))
+      return invalidArgument(
+          fmt::format("MSCCLC_STDLIB_DIR={} is not a directory", env));
+    *out = env;
+    return Status::ok();
+  }
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void *>(&stdlibDir), &info) && info.dli_fname) {
+    std::string lib = info.dli_fname;
+    size_t slash = lib.rfind('/');
+    std::string libDir = slash == std::string::npos ? "." : lib.substr(0, slash);
+    std::string installed = libDir + "/../share/mscclc/stdlib";
+    if (isFile(installed + "/algorithms.json")) {
+      *out = installed;
+      return Status::ok();
+    }
+  }
+  std::string source = MSCCLC_SOURCE_STDLIB_DIR;
+  if (!source.empty() && isFile(source + "/algorithms.json")) {
+    *out = source;
+    return Status::ok();
+  }
+  return invalidArgument(
+      "the mscclc stdlib was not found: set MSCCLC_STDLIB_DIR, or install "
+      "share/mscclc/stdlib beside lib/libmscclc.so");
+}
+
+Status processSelectionTable(const SelectionTable **out) {
+  static std::mutex m;
+  static Status loaded = Status(Code::Internal, "not loaded");
+  static bool tried = false;
+  static auto *table = new SelectionTable();
+  std::lock_guard<std::mutex> lock(m);
+  if (!tried) {
+    tried = true;
+    std::string dir;
+    loaded = stdlibDir(&dir);
+    if (loaded.isOk()) {
+      const char *env = getenv("MSCCLC_SELECTION_TABLE");
+      std::string tablePath =
+          env && *env ? std::string(env) : dir + "/selection.json";
+      loaded = SelectionTable::load(dir + "/algorithms.json", tablePath, table);
+      if (loaded.isOk())
+        MSCCLC_LOG(Info, "stdlib selection table {} (catalog {}/algorithms.json)",
+                   tablePath, dir);
+    }
+  }
+  if (!loaded.isOk())
+    return loaded;
+  *out = table;
+  return Status::ok();
+}
+
+Status stdlibSetUp(Communicator &comm, StdlibState *state) {
+  const SelectionTable *table = nullptr;
+  Status loaded = processSelectionTable(&table);
+
+  // This rank's node: the ranks on its host, which must be a contiguous,
+  // aligned block; otherwise -1 (an irregular shape).
+  int n = comm.nranks(), me = comm.rank();
+  int lo = me, hi = me, local = 0;
+  for (int r = 0; r < n; ++r)
+    if (comm.sameHost(r)) {
+      ++local;
+      lo = std::min(lo, r);
+      hi = std::max(hi, r);
+    }
+  int gpn = (hi - lo + 1 == local && lo % local == 0 && n % local == 0) ? local : -1;
+
+  struct Info {
+    char digest[64];
+    int32_t gpusPerNode;
+    int32_t arch;
+    int32_t loaded;
+  };
+  std::vector<Info> all(static_cast<size_t>(n));
+  Info &mine = all[size_t(me)];
+  memset(&mine, 0, sizeof(mine));
+  if (loaded.isOk())
+    memcpy(mine.digest, table->digest().data(),
+           std::min(sizeof(mine.digest), table->digest().size()));
+  mine.gpusPerNode = gpn;
+  mine.arch = comm.arch();
+  mine.loaded = loaded.isOk();
+  MSCCLC_TRY(comm.bootstrap().allGather(all.data(), sizeof(Info))
+                 .context("exchanging the stdlib selection table's hash"));
+
+  state->table = loaded.isOk() ? table : nullptr;
+  state->arch = all[0].arch;
+  state->gpusPerNode = all[0].gpusPerNode;
+  for (const Info &i : all)
+    if (i.gpusPerNode != all[0].gpusPerNode)
+      state->gpusPerNode = -1;
+  if (state->gpusPerNode < 1) {
+    // Not one regular shape: every rank is a node of its own, which only
+    // algorithms that work between any two GPUs serve.
+    state->gpusPerNode = 1;
+  }
+  state->nnodes = n / state->gpusPerNode;
+  if (!loaded.isOk()) {
+    state->agreed = loaded;
+    return Status::ok();
+  }
+  state->agreed = Status::ok();
+  for (int r = 0; r < n; ++r) {
+    const Info &i = all[size_t(r)];
+    if (!i.loaded) {
+      state->agreed = invalidArgument(fmt::format(
+          "rank {} could not load the stdlib selection table (see its log)", r));
+      break;
+    }
+    if (memcmp(i.digest, mine.digest, sizeof(i.digest)) != 0) {
+      state->agreed = invalidArgument(fmt::format(
+          "rank {}'s stdlib selection table (hash {}) differs from rank {}'s "
+          "(hash {}): every rank must use the same table and catalog "
+          "(MSCCLC_SELECTION_TABLE, MSCCLC_STDLIB_DIR), or they would pick "
+          "different algorithms and hang",
+          r, std::string(i.digest, 16), me, std::string(mine.digest, 16)));
+      break;
+    }
+  }
+  if (!state->agreed.isOk())
+    MSCCLC_LOG(Warn, "{}", state->agreed.message());
+  return Status::ok();
+}
+
+Status stdlibProgram(const StdlibState &state, const SelectionQuery &q,
+                     const Selection &sel, Program **out) {
+  if (sel.builtinCopy())
+    return internalError("the builtin copy has no program");
+  std::string key = fmt::format("{}|{}|{}|{}", sel.describe(), q.nranks,
+                                state.nnodes > 1 ? state.gpusPerNode : 0,
+                                q.inPlace ? "inplace" : "outofplace");
+  std::lock_guard<std::mutex> lock(cacheMutex());
+  auto it = programCache().find(key);
+  if (it == programCache().end()) {
+    CachedProgram c;
+    c.status = compileSelection(state, q, sel, &c.program);
+    it = programCache().emplace(key, std::move(c)).first;
+  }
+  if (!it->second.status.isOk()) {
+    Status s = it->second.status;
+    // A program that does not compile stays that way; a missing compiler
+    // or a full disk may not, so only those are tried again.
+    if (s.code() != Code::CompileError && s.code() != Code::Unsupported)
+      programCache().erase(it);
+    return s;
+  }
+  MSCCLC_TRY(checkProgram(*it->second.program, q, sel));
+  *out = it->second.program.get();
+  return Status::ok();
+}
+
+} // namespace mscclc::rt

@@ -1,0 +1,358 @@
+//===- RunCollectiveTest.cpp - mscclcRunCollective against CPU references -===//
+//
+// One process drives every rank (mscclcCommInitAll, several ranks per GPU
+// where there are fewer GPUs) and calls mscclcRunCollective for each
+// collective the stdlib serves, through a group, on random data; outputs
+// are compared with a CPU reference. AllReduce outputs must also be the
+// same bits on every rank. Sampled to fit a short device slot:
+//  - every dtype (f32, f16, bf16, i32) and op at small counts (1, 3, 1000);
+//  - sum for f32 and bf16 at counts up to --max-bytes per buffer;
+//  - in place and out of place everywhere;
+//  - rooted collectives at root 0 and root nranks-1.
+// Calls the stdlib does not serve (mscclcCollectiveSupported says so) are
+// reported as SKIP with the reason.
+//
+//   runtime-gpu-run-collective [--ranks N] [--max-bytes B] [--quick]
+// Exit: 0 pass, 1 fail, 77 skipped (no GPU, or one GPU and no --ranks).
+//
+//===----------------------------------------------------------------------===//
+
+#include "GpuTestUtil.h"
+
+#include <functional>
+
+using namespace gputest;
+
+namespace {
+
+struct Options {
+  int ranks = 0;
+  size_t maxBytes = size_t(64) << 20;
+  bool quick = false;
+};
+
+const char *collName(mscclcCollective_t c) {
+  static const char *names[] = {"allreduce", "allgather", "reducescatter",
+                                "broadcast", "reduce",    "alltoall",
+                                "gather",    "scatter"};
+  return names[int(c)];
+}
+const char *opName(mscclcRedOp_t op) {
+  static const char *names[] = {"sum", "prod", "min", "max", "avg"};
+  return names[int(op)];
+}
+bool reduces(mscclcCollective_t c) {
+  return c == mscclcCollAllReduce || c == mscclcCollReduceScatter ||
+         c == mscclcCollReduce;
+}
+bool rooted(mscclcCollective_t c) {
+  return c == mscclcCollBroadcast || c == mscclcCollReduce ||
+         c == mscclcCollGather || c == mscclcCollScatter;
+}
+size_t sendElems(mscclcCollective_t c, int n, size_t count) {
+  return c == mscclcCollReduceScatter || c == mscclcCollAllToAll ||
+                 c == mscclcCollScatter
+             ? count * size_t(n)
+             : count;
+}
+size_t recvElems(mscclcCollective_t c, int n, size_t count) {
+  return c == mscclcCollAllGather || c == mscclcCollAllToAll ||
+                 c == mscclcCollGather
+             ? count * size_t(n)
+             : count;
+}
+/// NCCL's in-place offsets: allgather/gather input at rank*count of recv;
+/// reducescatter/scatter output at rank*count of send.
+size_t inPlaceInputOffset(mscclcCollective_t c, int rank, size_t count) {
+  return c == mscclcCollAllGather || c == mscclcCollGather ? size_t(rank) * count : 0;
+}
+size_t inPlaceOutputOffset(mscclcCollective_t c, int rank, size_t count) {
+  return c == mscclcCollReduceScatter || c == mscclcCollScatter
+             ? size_t(rank) * count
+             : 0;
+}
+
+double apply(mscclcRedOp_t op, double a, double b) {
+  switch (op) {
+  case mscclcSum: case mscclcAvg: return a + b;
+  case mscclcProd: return a * b;
+  case mscclcMin: return std::min(a, b);
+  case mscclcMax: return std::max(a, b);
+  }
+  return 0;
+}
+
+/// The expected output of `rank` (nullopt-like empty: the rank's output is
+/// unspecified, e.g. a non-root of reduce), from every rank's input.
+std::vector<double> reference(mscclcCollective_t c, mscclcRedOp_t op,
+                              DType t, int n, int rank, int root,
+                              size_t count,
+                              const std::vector<std::vector<char>> &in) {
+  auto v = [&](int r, size_t i) { return load(t, in[size_t(r)].data(), i); };
+  std::vector<double> ref(recvElems(c, n, count));
+  auto reduceAt = [&](size_t i) {
+    double acc = v(0, i);
+    for (int r = 1; r < n; ++r)
+      acc = apply(op, acc, v(r, i));
+    if (op == mscclcAvg)
+      acc = t == DType::I32 ? std::trunc(acc / n) : acc / n;
+    return acc;
+  };
+  switch (c) {
+  case mscclcCollAllReduce:
+    for (size_t i = 0; i < count; ++i) ref[i] = reduceAt(i);
+    break;
+  case mscclcCollReduce:
+    if (rank != root) return {};
+    for (size_t i = 0; i < count; ++i) ref[i] = reduceAt(i);
+    break;
+  case mscclcCollReduceScatter:
+    for (size_t i = 0; i < count; ++i) ref[i] = reduceAt(size_t(rank) * count + i);
+    break;
+  case mscclcCollAllGather:
+    for (int r = 0; r < n; ++r)
+      for (size_t i = 0; i < count; ++i) ref[size_t(r) * count + i] = v(r, i);
+    break;
+  case mscclcCollGather:
+    if (rank != root) return {};
+    for (int r = 0; r < n; ++r)
+      for (size_t i = 0; i < count; ++i) ref[size_t(r) * count + i] = v(r, i);
+    break;
+  case mscclcCollBroadcast:
+    for (size_t i = 0; i < count; ++i) ref[i] = v(root, i);
+    break;
+  case mscclcCollScatter:
+    for (size_t i = 0; i < count; ++i) ref[i] = v(root, size_t(rank) * count + i);
+    break;
+  case mscclcCollAllToAll:
+    for (int r = 0; r < n; ++r)
+      for (size_t i = 0; i < count; ++i)
+        ref[size_t(r) * count + i] = v(r, size_t(rank) * count + i);
+    break;
+  }
+  return ref;
+}
+
+struct Counts {
+  int pass = 0, fail = 0, skip = 0;
+};
+
+struct Case {
+  mscclcCollective_t coll;
+  DType type;
+  mscclcRedOp_t op;
+  size_t count;
+  bool inPlace;
+  int root;
+};
+
+/// Runs one case on every rank and checks it; adds to `counts`.
+void runCase(const Case &k, const RankLayout &layout,
+             const std::vector<mscclcComm_t> &comms,
+             const std::vector<cudaStream_t> &streams, Counts *counts) {
+  int n = layout.ranks;
+  size_t es = sizeOf(k.type);
+  std::string what = std::string(collName(k.coll)) + " " + name(k.type) + " " +
+                     (reduces(k.coll) ? opName(k.op) : "") +
+                     " count=" + std::to_string(k.count) +
+                     (k.inPlace ? " in place" : "") +
+                     (rooted(k.coll) ? " root=" + std::to_string(k.root) : "");
+  int supported = 0;
+  MSCCLC_OR_EXIT(mscclcCollectiveSupported(comms[0], k.coll, k.count,
+                                           apiType(k.type), k.op, k.root,
+                                           k.inPlace, &supported));
+  if (!supported) {
+    printf("SKIP %s: %s\n", what.c_str(), mscclcGetLastError());
+    ++counts->skip;
+    return;
+  }
+  const char *algo = nullptr;
+  MSCCLC_OR_EXIT(mscclcCollectiveAlgorithm(comms[0], k.coll, k.count,
+                                           apiType(k.type), k.op, k.root,
+                                           k.inPlace, &algo));
+  std::string algoName = algo;
+  what += " [" + algoName + "]";
+
+  size_t sN = sendElems(k.coll, n, k.count), rN = recvElems(k.coll, n, k.count);
+  std::vector<std::vector<char>> inputs(static_cast<size_t>(n));
+  std::vector<void *> bufs(size_t(n) * 2, nullptr);
+  for (int r = 0; r < n; ++r) {
+    MSCCLC_CUDA_OR_EXIT(cudaSetDevice(layout.deviceOf(r)));
+    inputs[size_t(r)].resize(std::max<size_t>(sN, 1) * es);
+    uint64_t seed = uint64_t(r) * 1000003 + k.count * 31 + uint64_t(k.coll) * 7 +
+                    uint64_t(k.op) * 131 + uint64_t(k.type);
+    fillRandom(k.type, inputs[size_t(r)].data(), sN, seed);
+    if (k.op == mscclcProd && k.type != DType::I32) {
+      // Products of values in [-1, 1) vanish; keep them near 1 instead.
+      for (size_t i = 0; i < sN; ++i) {
+        double x = load(k.type, inputs[size_t(r)].data(), i);
+        float y = float(1.0 + x / 8);
+        if (k.type == DType::F32) memcpy(inputs[size_t(r)].data() + i * es, &y, 4);
+        else if (k.type == DType::F16) { __half h = __float2half(y); memcpy(inputs[size_t(r)].data() + i * es, &h, 2); }
+        else { __nv_bfloat16 b = __float2bfloat16(y); memcpy(inputs[size_t(r)].data() + i * es, &b, 2); }
+      }
+    }
+    size_t total = k.inPlace ? std::max(sN + inPlaceInputOffset(k.coll, r, k.count), rN) : rN;
+    void *recv = nullptr, *send = nullptr;
+    MSCCLC_CUDA_OR_EXIT(cudaMalloc(&recv, std::max<size_t>(total * es, 2u << 20)));
+    MSCCLC_CUDA_OR_EXIT(cudaMemset(recv, 0xff, total * es));
+    if (k.inPlace) {
+      send = static_cast<char *>(recv) + inPlaceInputOffset(k.coll, r, k.count) * es;
+    } else {
+      MSCCLC_CUDA_OR_EXIT(cudaMalloc(&send, std::max<size_t>(sN * es, 2u << 20)));
+    }
+    MSCCLC_CUDA_OR_EXIT(cudaMemcpy(send, inputs[size_t(r)].data(), sN * es,
+                                   cudaMemcpyHostToDevice));
+    bufs[size_t(2 * r)] = send;
+    bufs[size_t(2 * r + 1)] = recv;
+  }
+  // In place, the call's recvbuff is NCCL's: reducescatter/scatter write at
+  // rank*count of the one buffer.
+  MSCCLC_OR_EXIT(mscclcGroupStart());
+  mscclcResult_t res = mscclcSuccess;
+  for (int r = 0; r < n && res == mscclcSuccess; ++r) {
+    void *send = bufs[size_t(2 * r)];
+    void *recv = bufs[size_t(2 * r + 1)];
+    if (k.inPlace)
+      recv = static_cast<char *>(recv) + inPlaceOutputOffset(k.coll, r, k.count) * es;
+    res = mscclcRunCollective(comms[size_t(r)], k.coll, send, recv, k.count,
+                              apiType(k.type), k.op, k.root, streams[size_t(r)]);
+  }
+  std::string err = res == mscclcSuccess ? "" : mscclcGetLastError();
+  mscclcResult_t end = mscclcGroupEnd();
+  if (res == mscclcSuccess && end != mscclcSuccess)
+    err = mscclcGetLastError();
+  for (int r = 0; r < n; ++r) {
+    MSCCLC_CUDA_OR_EXIT(cudaSetDevice(layout.deviceOf(r)));
+    MSCCLC_CUDA_OR_EXIT(cudaStreamSynchronize(streams[size_t(r)]));
+  }
+  size_t bad = 0;
+  std::vector<std::vector<char>> outs(static_cast<size_t>(n));
+  if (err.empty()) {
+    for (int r = 0; r < n; ++r) {
+      std::vector<double> ref =
+          reference(k.coll, k.op, k.type, n, r, k.root, k.count, inputs);
+      if (ref.empty() && rN)
+        continue; // unspecified on this rank
+      outs[size_t(r)].resize(std::max<size_t>(rN, 1) * es);
+      char *out = static_cast<char *>(bufs[size_t(2 * r + 1)]) +
+                  (k.inPlace ? inPlaceOutputOffset(k.coll, r, k.count) * es : 0);
+      MSCCLC_CUDA_OR_EXIT(cudaMemcpy(outs[size_t(r)].data(), out, rN * es,
+                                     cudaMemcpyDeviceToHost));
+      double tol = 0;
+      if (reduces(k.coll)) {
+        double mag = k.op == mscclcProd ? 4.0 : 1.0;
+        tol = tolerance(k.type, n, mag);
+        if (k.type == DType::I32 && k.op == mscclcAvg)
+          tol = 1; // rounding of the integer division
+      }
+      bad += compare(k.type, outs[size_t(r)].data(), ref, tol,
+                     what + " rank " + std::to_string(r));
+    }
+    // Every rank of an all-reduce holds the same bits.
+    if (k.coll == mscclcCollAllReduce)
+      for (int r = 1; r < n; ++r)
+        if (memcmp(outs[0].data(), outs[size_t(r)].data(), rN * es) != 0) {
+          size_t i = 0;
+          while (memcmp(outs[0].data() + i * es, outs[size_t(r)].data() + i * es, es) == 0)
+            ++i;
+          fprintf(stderr, "  %s: rank %d differs from rank 0 at element %zu (not bit-identical)\n",
+                  what.c_str(), r, i);
+          ++bad;
+        }
+  }
+  for (int r = 0; r < n; ++r) {
+    MSCCLC_CUDA_OR_EXIT(cudaSetDevice(layout.deviceOf(r)));
+    if (!k.inPlace)
+      MSCCLC_CUDA_OR_EXIT(cudaFree(bufs[size_t(2 * r)]));
+    MSCCLC_CUDA_OR_EXIT(cudaFree(bufs[size_t(2 * r + 1)]));
+  }
+  if (!err.empty() || bad) {
+    printf("FAIL %s: %s\n", what.c_str(),
+           err.empty() ? (std::to_string(bad) + " mismatches").c_str() : err.c_str());
+    ++counts->fail;
+  } else {
+    printf("PASS %s\n", what.c_str());
+    ++counts->pass;
+  }
+  fflush(stdout);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "%s needs a value\n", a.c_str());
+        exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--ranks") o.ranks = atoi(next().c_str());
+    else if (a == "--max-bytes") o.maxBytes = size_t(strtoull(next().c_str(), nullptr, 0));
+    else if (a == "--quick") o.quick = true;
+    else {
+      fprintf(stderr, "unknown argument %s\n", a.c_str());
+      return 2;
+    }
+  }
+  setSafeEnvironment();
+  RankLayout layout;
+  if (!chooseLayout(o.ranks, &layout))
+    return kSkip;
+  int n = layout.ranks;
+  std::vector<mscclcComm_t> comms(static_cast<size_t>(n));
+  std::vector<int> devices = layout.devices();
+  MSCCLC_OR_EXIT(mscclcCommInitAll(comms.data(), n, devices.data()));
+  std::vector<cudaStream_t> streams(static_cast<size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    MSCCLC_CUDA_OR_EXIT(cudaSetDevice(layout.deviceOf(r)));
+    MSCCLC_CUDA_OR_EXIT(cudaStreamCreateWithFlags(&streams[size_t(r)], cudaStreamNonBlocking));
+  }
+
+  std::vector<Case> cases;
+  const mscclcCollective_t colls[] = {
+      mscclcCollAllReduce, mscclcCollAllGather, mscclcCollReduceScatter,
+      mscclcCollBroadcast, mscclcCollReduce,    mscclcCollAllToAll,
+      mscclcCollGather,    mscclcCollScatter};
+  const DType types[] = {DType::F32, DType::F16, DType::BF16, DType::I32};
+  const mscclcRedOp_t ops[] = {mscclcSum, mscclcProd, mscclcMin, mscclcMax, mscclcAvg};
+  std::vector<size_t> small = {1, 3, 1000};
+  std::vector<size_t> large = {65537, (size_t(1) << 20) + 3, size_t(4) << 20};
+  if (!o.quick)
+    large.push_back(size_t(16) << 20);
+  for (mscclcCollective_t c : colls)
+    for (int inPlace = 0; inPlace < 2; ++inPlace)
+      for (int root : {0, n - 1}) {
+        if (!rooted(c) && root != 0)
+          continue;
+        for (DType t : types)
+          for (mscclcRedOp_t op : ops) {
+            if (!reduces(c) && op != mscclcSum)
+              continue;
+            if (t == DType::I32 && op == mscclcProd)
+              continue; // overflows: the reference in doubles is not exact
+            for (size_t count : small)
+              cases.push_back({c, t, op, count, bool(inPlace), root});
+          }
+        for (DType t : {DType::F32, DType::BF16})
+          for (size_t count : large) {
+            size_t bytes = std::max(sendElems(c, n, count), recvElems(c, n, count)) * sizeOf(t);
+            if (bytes <= o.maxBytes)
+              cases.push_back({c, t, mscclcSum, count, bool(inPlace), root});
+          }
+      }
+  printf("%d ranks on %d GPU(s), %zu cases\n", n, layout.gpus, cases.size());
+  Counts counts;
+  for (const Case &k : cases)
+    runCase(k, layout, comms, streams, &counts);
+  for (int r = 0; r < n; ++r)
+    MSCCLC_CUDA_OR_EXIT(cudaStreamDestroy(streams[size_t(r)]));
+  for (mscclcComm_t c : comms)
+    MSCCLC_OR_EXIT(mscclcCommDestroy(c));
+  printf("%d passed, %d failed, %d skipped\n", counts.pass, counts.fail, counts.skip);
+  return counts.fail ? 1 : 0;
+}

@@ -1,0 +1,329 @@
+// The stdlib selection without a GPU: the shipped catalog and table parse;
+// bad tables name file and line; a sweep over collectives, rank counts,
+// node shapes, sizes, dtypes, ops, in-place and roots always gets a
+// supported algorithm or a clean "unsupported"; where the compiler is
+// present (MSCCLC_COMPILER), the catalog agrees with the files' `require`s.
+
+#include "mscclc/runtime/Plan.h"
+#include "mscclc/runtime/Program.h"
+#include "mscclc/runtime/Selection.h"
+#include "mscclc/runtime/StdlibPrograms.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+
+using namespace mscclc::rt;
+
+namespace {
+
+std::string stdlib() {
+  std::string dir;
+  Status s = stdlibDir(&dir);
+  EXPECT_TRUE(s.isOk()) << s.message();
+  return dir;
+}
+
+const SelectionTable &shipped() {
+  static SelectionTable t;
+  static bool loaded = false;
+  if (!loaded) {
+    std::string d = stdlib();
+    Status s = SelectionTable::load(d + "/algorithms.json",
+                                    d + "/selection.json", &t);
+    EXPECT_TRUE(s.isOk()) << s.message();
+    loaded = true;
+  }
+  return t;
+}
+
+const char *kCatalog = R"({"format": "mscclc-algorithms", "algorithms": [
+  {"name": "ar", "collective": "allreduce", "ranks": [2, null], "nodes": 1,
+   "params": ["K"]},
+  {"name": "ar_f32", "collective": "allreduce", "nodes": [1, null], "dtypes": ["f32"],
+   "ops": ["sum"], "inPlace": false},
+  {"name": "bc", "collective": "broadcast", "rootParam": "root"}
+]})";
+
+Status parseTable(const std::string &table, SelectionTable *t) {
+  return SelectionTable::parse(kCatalog, "cat.json", table, "t.json", t);
+}
+
+std::string tableError(const std::string &table) {
+  SelectionTable t;
+  Status s = parseTable(table, &t);
+  EXPECT_FALSE(s.isOk()) << table;
+  return s.message();
+}
+
+const std::vector<std::string> kDtypes = {"f32", "f16", "bf16", "f64", "i32",
+                                          "u32", "i64", "u64", "i8",  "u8"};
+const std::vector<std::string> kOps = {"sum", "prod", "min", "max", "avg"};
+
+} // namespace
+
+TEST(Selection, ShippedFilesParse) {
+  const SelectionTable &t = shipped();
+  EXPECT_FALSE(t.algorithms().empty());
+  EXPECT_FALSE(t.entries().empty());
+  EXPECT_EQ(t.digest().size(), 64u);
+  // Every catalog algorithm is a file of the stdlib.
+  for (const AlgorithmInfo &a : t.algorithms()) {
+    std::string path = stdlib() + "/" + a.name + ".mscl";
+    EXPECT_EQ(access(path.c_str(), R_OK), 0) << path;
+  }
+}
+
+TEST(Selection, PicksFirstServingEntryBySize) {
+  SelectionTable t;
+  Status s = parseTable(R"({"format": "mscclc-selection", "entries": [
+    {"collective": "allreduce", "bytes": [0, "1K"], "algorithm": "ar_f32",
+     "source": "measured"},
+    {"collective": "allreduce", "bytes": [0, "1K"], "algorithm": "ar",
+     "instances": 2, "params": {"K": 3}, "source": "estimated"},
+    {"collective": "allreduce", "arch": ["sm_80"], "algorithm": "ar",
+     "instances": 4, "source": "estimated"},
+    {"collective": "broadcast", "algorithm": "bc", "source": "estimated"}
+  ]})", &t);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  SelectionQuery q;
+  q.nranks = 4;
+  q.count = 256; // 1 KiB of f32: the first two entries end below it
+  Selection sel;
+  q.count = 255;
+  ASSERT_TRUE(t.select(q, &sel).isOk());
+  EXPECT_EQ(sel.describe(), "ar_f32 instances=1");
+  EXPECT_EQ(sel.location, "t.json:2");
+  q.dtype = "f16"; // ar_f32 refuses: the next entry serves
+  ASSERT_TRUE(t.select(q, &sel).isOk());
+  EXPECT_EQ(sel.describe(), "ar instances=2 K=3");
+  EXPECT_EQ(sel.source, "estimated");
+  q.count = 1u << 20; // no size entry; sm_90 does not match the arch entry
+  s = t.select(q, &sel);
+  EXPECT_EQ(s.code(), Code::Unsupported);
+  EXPECT_NE(s.message().find("no table entry matches"), std::string::npos)
+      << s.message();
+  q.arch = 80;
+  ASSERT_TRUE(t.select(q, &sel).isOk());
+  EXPECT_EQ(sel.instances, 4);
+  // Rooted: the root becomes the algorithm's param.
+  q.collective = Collective::Broadcast;
+  q.root = 3;
+  ASSERT_TRUE(t.select(q, &sel).isOk());
+  EXPECT_EQ(sel.describe(), "bc instances=1 root=3");
+  q.root = 4;
+  EXPECT_EQ(t.select(q, &sel).code(), Code::InvalidArgument);
+  // One rank: the builtin copy, whatever the table says.
+  q.nranks = 1;
+  q.root = 0;
+  ASSERT_TRUE(t.select(q, &sel).isOk());
+  EXPECT_TRUE(sel.builtinCopy());
+}
+
+TEST(Selection, UnsupportedNamesEveryReason) {
+  SelectionTable t;
+  ASSERT_TRUE(parseTable(R"({"format": "mscclc-selection", "entries": [
+    {"collective": "allreduce", "algorithm": "ar_f32", "source": "measured"},
+    {"collective": "allreduce", "algorithm": "ar", "source": "measured"}
+  ]})", &t).isOk());
+  SelectionQuery q;
+  q.nranks = 8;
+  q.nnodes = 2;
+  q.dtype = "f16";
+  q.count = 10;
+  Selection sel;
+  Status s = t.select(q, &sel);
+  ASSERT_EQ(s.code(), Code::Unsupported);
+  EXPECT_NE(s.message().find("t.json:2: ar_f32 does not take f16"),
+            std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("t.json:3: ar needs all ranks on one node"),
+            std::string::npos) << s.message();
+}
+
+TEST(Selection, BadTablesNameFileAndLine) {
+  EXPECT_EQ(tableError("{\n  \"format\": \"mscclc-selection\",\n  \"entries\": [\n    {,}\n  ]\n}")
+                .rfind("t.json:4: bad JSON", 0), 0u);
+  std::string head = "{\"format\": \"mscclc-selection\", \"entries\": [\n";
+  auto entryError = [&](const std::string &entry) {
+    return tableError(head + "  {\"collective\": \"allreduce\", \"algorithm\": \"ar\", \"source\": \"measured\"},\n  " + entry + "\n]}");
+  };
+  EXPECT_EQ(entryError(R"({"collective": "allreduce", "algorithm": "nope", "source": "measured"})"),
+            "t.json:3: algorithm 'nope' is not in cat.json");
+  EXPECT_EQ(entryError(R"({"collective": "allgather", "algorithm": "ar", "source": "measured"})"),
+            "t.json:3: algorithm ar computes allreduce, the entry is for allgather");
+  EXPECT_EQ(entryError(R"({"collective": "allreduce", "algorithm": "ar", "source": "guessed"})"),
+            "t.json:3: 'source' must be \"measured\" or \"estimated\"");
+  EXPECT_EQ(entryError(R"({"collective": "allreduce", "algorithm": "ar", "params": {"Q": 1}, "source": "measured"})"),
+            "t.json:3: ar has no tunable param 'Q'");
+  EXPECT_NE(entryError(R"({"collective": "allreduce", "algorithm": "ar", "bytes": ["1M", "4K"], "source": "measured"})")
+                .find("t.json:3: 'bytes' must be [min, max)"), std::string::npos);
+  EXPECT_NE(entryError(R"({"collective": "allreduce", "algorithm": "ar", "bytes": [0, "4X"], "source": "measured"})")
+                .find("t.json:3: 'bytes'"), std::string::npos);
+  EXPECT_EQ(entryError(R"({"collective": "allreduce", "algorithm": "ar", "arch": "90", "source": "measured"})"),
+            "t.json:3: 'arch' must be \"sm_NN\" or a list of them");
+  EXPECT_EQ(entryError(R"({"collective": "allreduce", "algorithm": "ar", "instances": 0, "source": "measured"})"),
+            "t.json:3: 'instances' must be an integer in [1, 64]");
+  EXPECT_EQ(entryError(R"({"collective": "allreduce", "algorithm": "ar", "rank": 2, "source": "measured"})"),
+            "t.json:3: unknown key 'rank'");
+  EXPECT_EQ(tableError(R"({"entries": []})").rfind("t.json:1: expected", 0), 0u);
+  // The catalog's errors name its own file.
+  SelectionTable t;
+  Status s = SelectionTable::parse(
+      "{\"format\": \"mscclc-algorithms\", \"algorithms\": [\n{\"name\": \"x\", \"collective\": \"allreduce\"},\n{\"name\": \"x\", \"collective\": \"allreduce\"}]}",
+      "cat.json", R"({"format": "mscclc-selection", "entries": []})", "t.json", &t);
+  EXPECT_EQ(s.message(), "cat.json:3: algorithm x is listed twice");
+  s = SelectionTable::load("/nonexistent/algorithms.json", "/nonexistent/t.json", &t);
+  EXPECT_NE(s.message().find("cannot read /nonexistent/algorithms.json"),
+            std::string::npos);
+}
+
+TEST(Selection, DigestFollowsTheText) {
+  SelectionTable a, b;
+  std::string t = R"({"format": "mscclc-selection", "entries": []})";
+  ASSERT_TRUE(parseTable(t, &a).isOk());
+  ASSERT_TRUE(parseTable(t + " ", &b).isOk());
+  EXPECT_NE(a.digest(), b.digest());
+}
+
+// The sweep the issue asks for: every call the stdlib should serve gets a
+// valid algorithm that supports it; the rest a clean Unsupported.
+TEST(Selection, SweepAlwaysValidOrUnsupported) {
+  const SelectionTable &t = shipped();
+  std::vector<uint64_t> sizes = {0, 1, 3, 4, 1000, 4096, 65536 + 4};
+  for (uint64_t b = 1 << 18; b <= (uint64_t(16) << 30); b <<= 2)
+    sizes.push_back(b);
+  size_t served = 0, refused = 0;
+  for (int c = 0; c < kNumCollectives; ++c) {
+    Collective coll = Collective(c);
+    const std::vector<std::string> ops =
+        collectiveReduces(coll) ? kOps : std::vector<std::string>{"sum"};
+    for (int n = 1; n <= 64; ++n) {
+      std::vector<int> shapes = {1};
+      if (n > 8 && n % 8 == 0)
+        shapes.push_back(n / 8);
+      if (n >= 4 && n % 2 == 0)
+        shapes.push_back(n / 2);
+      for (int nodes : shapes)
+        for (uint64_t bytes : sizes)
+          for (const std::string &d : kDtypes)
+            for (const std::string &op : ops)
+              for (int inPlace = 0; inPlace < 2; ++inPlace) {
+                SelectionQuery q;
+                q.collective = coll;
+                q.nranks = n;
+                q.nnodes = nodes;
+                q.arch = (n + int(bytes)) % 2 ? 80 : 90;
+                q.count = bytes / dtypeSize(d);
+                q.dtype = d;
+                q.op = op;
+                q.inPlace = inPlace;
+                q.root = collectiveRooted(coll) ? (n - 1) / 2 : 0;
+                Selection sel;
+                Status s = t.select(q, &sel);
+                std::string what = fmt::format(
+                    "{} n={} nodes={} bytes={} {} {} inplace={}",
+                    collectiveName(coll), n, nodes, bytes, d, op, inPlace);
+                // What the stdlib must cover: one rank always; every
+                // single-node call of the five collectives it has; all-reduce
+                // over nodes.
+                bool mustServe =
+                    n == 1 ||
+                    (coll == Collective::AllReduce) ||
+                    (nodes == 1 && (coll == Collective::AllGather ||
+                                    coll == Collective::ReduceScatter ||
+                                    coll == Collective::Broadcast ||
+                                    coll == Collective::AllToAll));
+                if (!s.isOk()) {
+                  ASSERT_FALSE(mustServe) << what << ": " << s.message();
+                  ASSERT_EQ(s.code(), Code::Unsupported) << what << ": " << s.message();
+                  ASSERT_NE(s.message().find(collectiveName(coll)),
+                            std::string::npos) << s.message();
+                  ++refused;
+                  continue;
+                }
+                ++served;
+                if (sel.builtinCopy()) {
+                  ASSERT_EQ(n, 1) << what;
+                  continue;
+                }
+                const AlgorithmInfo *a = t.algorithm(sel.algorithm);
+                ASSERT_TRUE(a) << what;
+                ASSERT_EQ(a->whyNot(q), "") << what;
+                ASSERT_TRUE(a->selectable) << what;
+                ASSERT_GE(sel.instances, 1);
+                ASSERT_LE(sel.instances, a->maxInstances);
+                if (!a->rootParam.empty()) {
+                  auto it = std::find_if(sel.params.begin(), sel.params.end(),
+                                         [&](auto &p) { return p.first == a->rootParam; });
+                  ASSERT_TRUE(it != sel.params.end() && it->second == q.root) << what;
+                }
+                // Deterministic: every rank asks the same and gets the same.
+                Selection again;
+                ASSERT_TRUE(t.select(q, &again).isOk());
+                ASSERT_EQ(again.describe(), sel.describe());
+              }
+    }
+  }
+  EXPECT_GT(served, 100000u);
+  EXPECT_GT(refused, 0u); // reduce, gather, scatter over several ranks
+}
+
+TEST(Selection, InPlaceSourceRewritesHeaderAndImports) {
+  std::string out;
+  ASSERT_TRUE(stdlibInPlaceSource(
+                  "import \"common.mscl\";\n// algorithm in a comment\n"
+                  "algorithm a : allgather(chunks = min(2, K)) {\n}\n",
+                  "/lib", "a.mscl", &out)
+                  .isOk());
+  EXPECT_EQ(out, "import \"/lib/common.mscl\";\n// algorithm in a comment\n"
+                 "algorithm a : allgather(chunks = min(2, K), inplace) {\n}\n");
+  ASSERT_TRUE(stdlibInPlaceSource("algorithm b : allreduce {\n}\n", "/lib",
+                                  "b.mscl", &out).isOk());
+  EXPECT_EQ(out, "algorithm b : allreduce(inplace) {\n}\n");
+  EXPECT_FALSE(stdlibInPlaceSource("fn f() {}\n", "/lib", "c.mscl", &out).isOk());
+}
+
+// The catalog mirrors the files' `require`s: compile each algorithm where
+// the catalog says it serves and where it says it does not.
+TEST(Selection, CatalogAgreesWithRequires) {
+  const char *compiler = getenv("MSCCLC_COMPILER");
+  if (!compiler || !*compiler)
+    GTEST_SKIP() << "MSCCLC_COMPILER is not set";
+  const SelectionTable &t = shipped();
+  struct Shape { int ranks, gpn; };
+  for (const AlgorithmInfo &a : t.algorithms())
+    for (Shape sh : {Shape{2, 0}, Shape{3, 0}, Shape{8, 0}, Shape{8, 4}}) {
+      int nodes = sh.gpn ? sh.ranks / sh.gpn : 1;
+      SelectionQuery q;
+      q.collective = a.collective;
+      q.nranks = sh.ranks;
+      q.nnodes = nodes;
+      bool serves = a.whyNot(q).empty() ||
+                    !a.selectable; // unselectable ones still compile
+      std::vector<std::string> args = {stdlib() + "/" + a.name + ".mscl",
+                                       "--ranks", std::to_string(sh.ranks),
+                                       "--emit=plan"};
+      if (sh.gpn)
+        args.insert(args.end(), {"--gpus-per-node", std::to_string(sh.gpn)});
+      std::string out, err;
+      int code = -1;
+      Status run = runProcess(compiler, args, &out, &err, &code);
+      ASSERT_TRUE(run.isOk()) << run.message();
+      if (serves) {
+        EXPECT_EQ(code, 0) << a.name << " " << sh.ranks << "/" << sh.gpn << ": " << err;
+        Plan plan;
+        if (code == 0) {
+          ASSERT_TRUE(parsePlan(out, &plan).isOk());
+          EXPECT_EQ(plan.collective, collectiveName(a.collective)) << a.name;
+          for (const std::string &d : a.dtypes)
+            EXPECT_TRUE(plan.supportsDtype(d)) << a.name << " " << d;
+        }
+      } else {
+        EXPECT_NE(code, 0) << a.name << " " << sh.ranks << "/" << sh.gpn
+                           << " compiles where the catalog says it does not serve";
+        EXPECT_NE(err.find("requirement failed"), std::string::npos) << err;
+      }
+    }
+}
