@@ -12,8 +12,11 @@
 // Also times the JIT: the mscclc binary, NVRTC cold compile, cache hit.
 //
 //   mscclc-bench --examples DIR [--algos a,b@K] [--reference DIR]
-//                [--max-bytes N] [--out results.md] [--no-nccl]
+//                [--max-bytes N] [--out results.md] [--no-nccl] [--ranks N]
 // `NAME@K` compiles example NAME with K instances (K thread blocks per one).
+// `--ranks N` runs N ranks over the GPUs present, several per GPU where there
+// are fewer (then without NCCL, which refuses that): a check that every
+// program runs, whose timings are no link figures (the results say so).
 //
 //===----------------------------------------------------------------------===//
 
@@ -63,6 +66,7 @@ struct Options {
   size_t llMaxBytes = size_t(64) << 20; // LL moves 2x the bytes: stop early
   std::string out = "bench.md";
   bool nccl = true;
+  int ranks = 0; ///< 0: one per GPU (at most 8)
 };
 
 std::vector<std::string> split(const std::string &s) {
@@ -91,7 +95,9 @@ struct Runner {
   std::function<bool(size_t count, std::string *err)> launch;
 };
 
-int n = 0;
+int n = 0;    ///< ranks
+int gpus = 0; ///< GPUs they run on: rank d on GPU d % gpus
+int deviceOf(int rank) { return rank % gpus; }
 std::vector<cudaStream_t> streams;
 std::vector<float *> sendBufs, recvBufs;
 
@@ -118,7 +124,7 @@ double timeCollective(Runner &r, size_t count, std::string *err) {
     if (!r.launch(count, err))
       return -1;
   for (int d = 0; d < n; ++d) {
-    MSCCLC_CUDA_OR_EXIT(cudaSetDevice(d));
+    MSCCLC_CUDA_OR_EXIT(cudaSetDevice(deviceOf(d)));
     MSCCLC_CUDA_OR_EXIT(cudaStreamSynchronize(streams[d]));
   }
   // Estimate, to size the graph.
@@ -139,14 +145,14 @@ double timeCollective(Runner &r, size_t count, std::string *err) {
   int iters = int(std::min(200.0, std::max(5.0, 2.0 / std::max(est, 1e-4))));
   int reps = est > 2.0 ? 7 : 15;
   for (int d = 0; d < n; ++d) {
-    MSCCLC_CUDA_OR_EXIT(cudaSetDevice(d));
+    MSCCLC_CUDA_OR_EXIT(cudaSetDevice(deviceOf(d)));
     MSCCLC_CUDA_OR_EXIT(cudaStreamSynchronize(streams[d]));
   }
   // Capture `iters` collectives per rank, one graph per stream.
   std::vector<cudaGraph_t> graphs(n);
   std::vector<cudaGraphExec_t> execs(n);
   for (int d = 0; d < n; ++d) {
-    MSCCLC_CUDA_OR_EXIT(cudaSetDevice(d));
+    MSCCLC_CUDA_OR_EXIT(cudaSetDevice(deviceOf(d)));
     MSCCLC_CUDA_OR_EXIT(
         cudaStreamBeginCapture(streams[d], cudaStreamCaptureModeThreadLocal));
   }
@@ -156,11 +162,11 @@ double timeCollective(Runner &r, size_t count, std::string *err) {
   // End every capture before instantiating: no other CUDA call is allowed
   // on this thread while one of its captures is open.
   for (int d = 0; d < n; ++d) {
-    MSCCLC_CUDA_OR_EXIT(cudaSetDevice(d));
+    MSCCLC_CUDA_OR_EXIT(cudaSetDevice(deviceOf(d)));
     MSCCLC_CUDA_OR_EXIT(cudaStreamEndCapture(streams[d], &graphs[d]));
   }
   for (int d = 0; d < n && ok; ++d) {
-    MSCCLC_CUDA_OR_EXIT(cudaSetDevice(d));
+    MSCCLC_CUDA_OR_EXIT(cudaSetDevice(deviceOf(d)));
     MSCCLC_CUDA_OR_EXIT(cudaGraphInstantiate(&execs[d], graphs[d], 0));
   }
   if (!ok)
@@ -171,13 +177,13 @@ double timeCollective(Runner &r, size_t count, std::string *err) {
     MSCCLC_CUDA_OR_EXIT(cudaSetDevice(0));
     MSCCLC_CUDA_OR_EXIT(cudaEventRecord(e0, streams[0]));
     for (int d = 0; d < n; ++d) {
-      MSCCLC_CUDA_OR_EXIT(cudaSetDevice(d));
+      MSCCLC_CUDA_OR_EXIT(cudaSetDevice(deviceOf(d)));
       MSCCLC_CUDA_OR_EXIT(cudaGraphLaunch(execs[d], streams[d]));
     }
     MSCCLC_CUDA_OR_EXIT(cudaSetDevice(0));
     MSCCLC_CUDA_OR_EXIT(cudaEventRecord(e1, streams[0]));
     for (int d = 0; d < n; ++d) {
-      MSCCLC_CUDA_OR_EXIT(cudaSetDevice(d));
+      MSCCLC_CUDA_OR_EXIT(cudaSetDevice(deviceOf(d)));
       MSCCLC_CUDA_OR_EXIT(cudaStreamSynchronize(streams[d]));
     }
     MSCCLC_CUDA_OR_EXIT(cudaEventElapsedTime(&ms, e0, e1));
@@ -185,7 +191,7 @@ double timeCollective(Runner &r, size_t count, std::string *err) {
       times.push_back(ms * 1000.0 / iters);
   }
   for (int d = 0; d < n; ++d) {
-    MSCCLC_CUDA_OR_EXIT(cudaSetDevice(d));
+    MSCCLC_CUDA_OR_EXIT(cudaSetDevice(deviceOf(d)));
     MSCCLC_CUDA_OR_EXIT(cudaGraphExecDestroy(execs[d]));
     MSCCLC_CUDA_OR_EXIT(cudaGraphDestroy(graphs[d]));
   }
@@ -219,17 +225,25 @@ int main(int argc, char **argv) {
     else if (a == "--max-bytes") o.maxBytes = strtoull(next().c_str(), nullptr, 0);
     else if (a == "--out") o.out = next();
     else if (a == "--no-nccl") o.nccl = false;
+    else if (a == "--ranks") o.ranks = atoi(next().c_str());
     else {
       fprintf(stderr, "unknown argument %s\n", a.c_str());
       return 1;
     }
   }
-  MSCCLC_CUDA_OR_EXIT(cudaGetDeviceCount(&n));
+  MSCCLC_CUDA_OR_EXIT(cudaGetDeviceCount(&gpus));
+  n = o.ranks > 0 ? o.ranks : std::min(gpus, 8);
   if (n < 2) {
-    printf("SKIPPED: needs two GPUs\n");
+    printf("SKIPPED: needs two GPUs, or --ranks N for N ranks on fewer\n");
     return 77;
   }
-  n = std::min(n, 8);
+  gpus = std::min(gpus, n);
+  const bool shared = n > gpus;
+  if (shared && o.nccl) {
+    printf("%d ranks on %d GPU(s): NCCL refuses ranks that share a GPU, so "
+           "it is left out\n", n, gpus);
+    o.nccl = false;
+  }
   cudaDeviceProp prop;
   MSCCLC_CUDA_OR_EXIT(cudaGetDeviceProperties(&prop, 0));
   std::ostringstream md;
@@ -245,12 +259,15 @@ int main(int argc, char **argv) {
     cudaRuntimeGetVersion(&rt);
     cudaDriverGetVersion(&drv);
     md << "# mscclc benchmark, " << date << "\n\n"
-       << "Hardware: " << n << "x " << prop.name << " (sm_" << prop.major << prop.minor
+       << "Hardware: " << gpus << "x " << prop.name << " (sm_" << prop.major << prop.minor
        << ", " << prop.multiProcessorCount << " SMs), CUDA runtime " << rt
        << ", driver " << drv << ", NCCL " << ncclVersion
-       << " (NCCL_NVLS_ENABLE=0). One process, " << n
+       << " (NCCL_NVLS_ENABLE=0). One process, " << n << " ranks on " << gpus
        << " GPUs, fp32 sum, CUDA graph replays, median of 7-15 replays of 5-200 "
           "collectives each. Times in microseconds; busbw in GB/s.\n\n";
+    if (shared)
+      md << "**Several ranks share each GPU: these timings are no link "
+            "figures; they only show that every program runs.**\n\n";
   }
 
   // Buffers for the largest size, random contents.
@@ -259,7 +276,7 @@ int main(int argc, char **argv) {
   sendBufs.resize(n);
   recvBufs.resize(n);
   for (int d = 0; d < n; ++d) {
-    MSCCLC_CUDA_OR_EXIT(cudaSetDevice(d));
+    MSCCLC_CUDA_OR_EXIT(cudaSetDevice(deviceOf(d)));
     MSCCLC_CUDA_OR_EXIT(
         cudaStreamCreateWithFlags(&streams[d], cudaStreamNonBlocking));
     MSCCLC_CUDA_OR_EXIT(cudaMalloc(&sendBufs[d], maxElems * sizeof(float)));
@@ -270,7 +287,10 @@ int main(int argc, char **argv) {
   }
 
   std::vector<mscclcComm_t> comms(n);
-  MSCCLC_OR_EXIT(mscclcCommInitAll(comms.data(), n, nullptr));
+  std::vector<int> devices(n);
+  for (int d = 0; d < n; ++d)
+    devices[d] = deviceOf(d);
+  MSCCLC_OR_EXIT(mscclcCommInitAll(comms.data(), n, devices.data()));
 
   std::vector<Runner> runners;
   std::vector<mscclcProgram_t> programs;
@@ -278,9 +298,11 @@ int main(int argc, char **argv) {
         "and cache: rank 0's kernel, which is what one process compiles.\n\n"
         "| program | mscclc (ms) | NVRTC cold (ms) | cache hit (ms) |\n"
         "|---|---|---|---|\n";
-  auto addProgram = [&](const std::string &label, mscclcProgram_t prog,
-                        const std::string &coll, bool ll) {
+  // The collective comes from the compiled program, not its source text.
+  auto addProgram = [&](const std::string &label, mscclcProgram_t prog, bool ll) {
     programs.push_back(prog);
+    const char *coll = nullptr;
+    MSCCLC_OR_EXIT(mscclcProgramCollective(prog, &coll));
     Runner r;
     r.name = label;
     r.collective = coll;
@@ -311,10 +333,6 @@ int main(int argc, char **argv) {
       printf("skip %s: no such example\n", algo.c_str());
       continue;
     }
-    size_t alg = text.find("\nalgorithm ");
-    size_t colon = text.find(':', alg), paren = text.find('(', colon);
-    std::string coll = text.substr(colon + 1, paren - colon - 1);
-    coll.erase(std::remove(coll.begin(), coll.end(), ' '), coll.end());
     // JIT timing through the runtime's own classes.
     mscclc::rt::CompilerOptions copts;
     copts.ranks = n;
@@ -368,7 +386,7 @@ int main(int argc, char **argv) {
       continue;
     }
     bool ll = algo.find("_ll") != std::string::npos || algo.find("1pa") != std::string::npos;
-    addProgram(algo, prog, coll, ll);
+    addProgram(algo, prog, ll);
   }
   // Hand-written reference kernels: NAME.cu + NAME.plan.json.
   if (!o.reference.empty()) {
@@ -395,10 +413,7 @@ int main(int argc, char **argv) {
           continue;
         }
         bool ll = nm.find("ll") != std::string::npos || nm.find("LL") != std::string::npos;
-        std::string coll = plan.find("\"allgather\"") != std::string::npos ? "allgather"
-                         : plan.find("\"reducescatter\"") != std::string::npos ? "reducescatter"
-                         : "allreduce";
-        addProgram("ref:" + nm, prog, coll, ll);
+        addProgram("ref:" + nm, prog, ll);
       }
     }
   }

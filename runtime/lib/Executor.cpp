@@ -719,10 +719,45 @@ Status Executor::check(cudaStream_t stream, DeviceError *out) {
       result.message += (result.message.empty() ? "" : "; ") +
                         std::string("proxy: ") + proxyError;
   }
+  if (!result.message.empty() && proxy_ && proxyFifo_) {
+    // A kernel that gave up leaves triggers behind, and the proxy would go
+    // on copying to and from buffers the caller is about to free.
+    Status drained = drainAfterError(stream);
+    if (!drained.isOk())
+      result.message += "; " + drained.message();
+  }
   if (out)
     *out = result;
   if (!result.message.empty())
     return Status(Code::DeviceError, result.message);
+  return Status::ok();
+}
+
+Status Executor::drainAfterError(cudaStream_t stream) {
+  // The FIFO head on the caller's stream (a synchronous copy would wait for
+  // the kernels of ranks sharing the GPU), then the proxy's queue and copies.
+  uint64_t head = 0;
+  MSCCLC_CUDA_CHECK(cudaMemcpyAsync(&head, head_, sizeof(head),
+                                    cudaMemcpyDeviceToHost, stream));
+  MSCCLC_CUDA_CHECK(cudaStreamSynchronize(stream));
+  MSCCLC_TRY(proxy_->drain(proxyFifo_.get(), head, 10));
+  for (cudaStream_t s : portStreams_)
+    MSCCLC_CUDA_CHECK(cudaStreamSynchronize(s));
+  return Status::ok();
+}
+
+Status Executor::peekError(std::string *message) {
+  message->clear();
+  DeviceGuard guard(comm_.device());
+  if (!peekStream_)
+    MSCCLC_CUDA_CHECK(
+        cudaStreamCreateWithFlags(&peekStream_, cudaStreamNonBlocking));
+  MscclcErrorRecord rec;
+  MSCCLC_CUDA_CHECK(cudaMemcpyAsync(&rec, error_, sizeof(rec),
+                                    cudaMemcpyDeviceToHost, peekStream_));
+  MSCCLC_CUDA_CHECK(cudaStreamSynchronize(peekStream_));
+  if (rec.code != MSCCLC_ERR_NONE)
+    *message = describeError(rec);
   return Status::ok();
 }
 

@@ -390,10 +390,12 @@ void runExample(const Options &o, const Example &ex, int n,
       first = r;
       msg = mscclcGetLastError();
     }
-    for (size_t i = 0; i < comms.size() && first == mscclcSuccess; ++i) {
+    // Every rank, even after one failed: a check also waits for the
+    // rank's proxy, which must be done before the buffers are freed.
+    for (size_t i = 0; i < comms.size(); ++i) {
       MSCCLC_CUDA_OR_EXIT(cudaSetDevice(o.layout.deviceOf(ranks[i])));
       r = mscclcProgramCheck(ex.program, comms[i], apiType(t), mscclcSum, streams[i]);
-      if (r != mscclcSuccess) {
+      if (r != mscclcSuccess && first == mscclcSuccess) {
         first = r;
         msg = mscclcGetLastError();
       }
@@ -459,25 +461,36 @@ void runExample(const Options &o, const Example &ex, int n,
                               o.cuMem));
     }
     mscclcResult_t first = mscclcSuccess;
+    std::string msg;
     for (int k = 0; k < o.repeat && first == mscclcSuccess; ++k) {
       MSCCLC_OR_EXIT(mscclcGroupStart());
       for (size_t i = 0; i < comms.size(); ++i) {
         mscclcResult_t r = mscclcProgramRun(ex.program, comms[i], bufs[i].send, bufs[i].recv,
                                             count, mscclcFloat32, mscclcSum, streams[i]);
-        if (r != mscclcSuccess)
+        if (r != mscclcSuccess && first == mscclcSuccess) {
           first = r;
+          msg = mscclcGetLastError();
+        }
       }
-      if (mscclcGroupEnd() != mscclcSuccess)
-        first = mscclcInternalError;
+      mscclcResult_t r = mscclcGroupEnd();
+      if (r != mscclcSuccess && first == mscclcSuccess) {
+        first = r;
+        msg = mscclcGetLastError();
+      }
     }
     std::string what = label + " f32 count=65537 x" + std::to_string(o.repeat) +
                        " back-to-back";
-    for (size_t i = 0; i < comms.size() && first == mscclcSuccess; ++i) {
+    for (size_t i = 0; i < comms.size(); ++i) { // every rank (see runAll)
       MSCCLC_CUDA_OR_EXIT(cudaSetDevice(o.layout.deviceOf(ranks[i])));
-      first = mscclcProgramCheck(ex.program, comms[i], mscclcFloat32, mscclcSum, streams[i]);
+      mscclcResult_t r =
+          mscclcProgramCheck(ex.program, comms[i], mscclcFloat32, mscclcSum, streams[i]);
+      if (r != mscclcSuccess && first == mscclcSuccess) {
+        first = r;
+        msg = mscclcGetLastError();
+      }
     }
     if (first != mscclcSuccess) {
-      report(tally, "FAIL", what, mscclcGetLastError());
+      report(tally, "FAIL", what, msg);
     } else {
       size_t bad = 0;
       for (size_t i = 0; i < comms.size(); ++i) {

@@ -538,18 +538,23 @@ struct LoneLaunchRank {
   cudaStream_t stream = nullptr;
   Case c;
 
+  mscclcProgram_t program() const { return progs.of(c.kernel, false); }
   mscclcResult_t run() {
-    return mscclcProgramRun(progs.hb, comm, c.send, c.recv, c.count,
+    return mscclcProgramRun(program(), comm, c.send, c.recv, c.count,
                             mscclcFloat32, mscclcSum, stream);
   }
   mscclcResult_t check() {
-    return mscclcProgramCheck(progs.hb, comm, mscclcFloat32, mscclcSum, stream);
+    return mscclcProgramCheck(program(), comm, mscclcFloat32, mscclcSum, stream);
+  }
+  mscclcResult_t reset() {
+    return mscclcProgramReset(program(), comm, mscclcFloat32, mscclcSum);
   }
 };
 
-/// Runs `body` for each of n ranks on its own thread, between that setup
-/// and the teardown; returns the failures the bodies count.
-int runWithLoneLauncher(int n,
+/// Runs `body` for each of n ranks on its own thread, between the setup of
+/// a `kernel` case and the teardown (which destroys the communicator);
+/// returns the failures the bodies count.
+int runWithLoneLauncher(int n, Kernel kernel,
                         const std::function<int(LoneLaunchRank &)> &body) {
   mscclcUniqueId id;
   MSCCLC_OR_EXIT(mscclcGetUniqueId(&id));
@@ -563,9 +568,10 @@ int runWithLoneLauncher(int n,
       MSCCLC_OR_EXIT(mscclcCommInitRank(&lr.comm, n, id, r));
       lr.progs = makePrograms(n);
       MSCCLC_CUDA_OR_EXIT(cudaStreamCreate(&lr.stream));
+      lr.c.kernel = kernel;
       lr.c.count = 4096;
       setUp(lr.c, n, r, 1);
-      MSCCLC_OR_EXIT(mscclcProgramPrepare(lr.progs.hb, lr.comm, lr.c.send,
+      MSCCLC_OR_EXIT(mscclcProgramPrepare(lr.program(), lr.comm, lr.c.send,
                                           lr.c.recv, lr.c.count, mscclcFloat32,
                                           mscclcSum, lr.stream));
       failures[size_t(r)] = body(lr);
@@ -582,31 +588,37 @@ int runWithLoneLauncher(int n,
   return total;
 }
 
-/// Rank 1 never launches: rank 0's wait must time out, be reported with
-/// rank/block/channel/op, and a reset must make the program usable again.
+/// Rank 1 never launches: rank 0's wait must time out and be reported with
+/// rank/block/channel/op; a reset must make the program usable again, and
+/// the communicators must then be destroyed cleanly. Over memory channels
+/// (a peer's semaphore) and port channels (the proxy, whose FIFO the
+/// timed-out kernel leaves behind).
 int runTimeout(int n) {
   setenv("MSCCLC_TIMEOUT_MS", "300", 1); // read once, before any launch
-  int total = runWithLoneLauncher(n, [n](LoneLaunchRank &lr) {
-    int failures = 0;
-    if (lr.rank == 0) {
+  int total = 0;
+  for (Kernel kernel : {Kernel::Hb, Kernel::Port}) {
+    const char *channel = kernel == Kernel::Hb ? "memory channel" : "port channel";
+    total += runWithLoneLauncher(n, kernel, [n, channel](LoneLaunchRank &lr) {
+      int failures = 0;
+      if (lr.rank == 0) {
+        MSCCLC_OR_EXIT(lr.run());
+        mscclcResult_t res = lr.check();
+        std::string msg = mscclcGetLastError();
+        printf("[timeout] %s: rank 0 check: %s: %s\n", channel,
+               mscclcGetErrorString(res), msg.c_str());
+        if (res != mscclcDeviceError ||
+            msg.find("rank 0 block 0 timed out") == std::string::npos ||
+            msg.find(channel) == std::string::npos)
+          ++failures;
+      }
+      MSCCLC_OR_EXIT(lr.reset());
       MSCCLC_OR_EXIT(lr.run());
-      mscclcResult_t res = lr.check();
-      std::string msg = mscclcGetLastError();
-      printf("[timeout] rank 0 check: %s: %s\n", mscclcGetErrorString(res),
-             msg.c_str());
-      if (res != mscclcDeviceError ||
-          msg.find("rank 0 block 0 timed out") == std::string::npos ||
-          msg.find("memory channel") == std::string::npos)
+      MSCCLC_OR_EXIT(lr.check());
+      if (verify(lr.c, n, lr.rank, 1, std::string(channel) + ", after reset"))
         ++failures;
-    }
-    MSCCLC_OR_EXIT(
-        mscclcProgramReset(lr.progs.hb, lr.comm, mscclcFloat32, mscclcSum));
-    MSCCLC_OR_EXIT(lr.run());
-    MSCCLC_OR_EXIT(lr.check());
-    if (verify(lr.c, n, lr.rank, 1, "after reset"))
-      ++failures;
-    return failures;
-  });
+      return failures;
+    });
+  }
   printf("[timeout] %s\n", total ? "FAILED" : "passed");
   return total;
 }
@@ -619,7 +631,7 @@ int runAbort(int n) {
   setenv("MSCCLC_TIMEOUT_MS", "60000", 1); // read once, before any launch
   // The other ranks keep their buffers until rank 0's kernel has ended.
   std::atomic<bool> rank0Done{false};
-  int total = runWithLoneLauncher(n, [&rank0Done](LoneLaunchRank &lr) {
+  int total = runWithLoneLauncher(n, Kernel::Hb, [&rank0Done](LoneLaunchRank &lr) {
     if (lr.rank != 0) {
       while (!rank0Done)
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
