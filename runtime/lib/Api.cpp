@@ -420,6 +420,13 @@ mscclcResult_t mscclcProgramRoot(mscclcProgram_t program, int *root) {
   return mscclcSuccess;
 }
 
+mscclcResult_t mscclcProgramUsesSwitchChannels(mscclcProgram_t program,
+                                               int *uses) {
+  API_CHECK(program && uses, "arguments must not be NULL");
+  *uses = program->program->plan().usesSwitchChannels ? 1 : 0;
+  return mscclcSuccess;
+}
+
 mscclcResult_t mscclcProgramRun(mscclcProgram_t program, mscclcComm_t comm,
                                 const void *sendbuff, void *recvbuff,
                                 size_t count, mscclcDataType_t dtype,

@@ -139,13 +139,19 @@ mscclcResult_t mscclcProgramBufferCounts(mscclcProgram_t program, size_t count,
 /* Whether the program was compiled in place (then send == recv). */
 mscclcResult_t mscclcProgramInPlace(mscclcProgram_t program, int *inPlace);
 /* The collective the program computes ("allreduce", "allgather",
- * "reducescatter", "broadcast", "alltoall", "custom"); the string lives as
- * long as the program. */
+ * "reducescatter", "broadcast", "reduce", "gather", "scatter", "alltoall",
+ * "custom"); the string lives as long as the program. reduce and gather
+ * write the root's receive buffer only; scatter's result depends on the
+ * root's send buffer only. */
 mscclcResult_t mscclcProgramCollective(mscclcProgram_t program,
                                        const char **collective);
-/* The root rank of a rooted collective (broadcast), as compiled (with its
- * parameters bound); 0 for the others. */
+/* The root rank of a rooted collective (broadcast, reduce, gather,
+ * scatter), as compiled (with its parameters bound); 0 for the others. */
 mscclcResult_t mscclcProgramRoot(mscclcProgram_t program, int *root);
+/* Whether the program uses SwitchChannels (NVLink multicast): runs are then
+ * refused where multicast is unavailable or turned off. */
+mscclcResult_t mscclcProgramUsesSwitchChannels(mscclcProgram_t program,
+                                               int *uses);
 
 /* Runs the program: enqueues its kernel on `stream`. The first run of a
  * program on a communicator (and a run with a larger count or, for programs

@@ -303,14 +303,9 @@ Example compileExample(const std::string &dir, const std::string &name, int n,
     exit(1);
   }
   ex.collective = collective;
-  // Whether it needs multicast (refused where multicast is off).
-  std::ifstream in(ex.path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string text = ss.str();
-  ex.switchChannels = text.find("switch(") != std::string::npos ||
-                      text.find("switch_") != std::string::npos ||
-                      name.find("switch") != std::string::npos;
+  int switchChannels = 0;
+  MSCCLC_OR_EXIT(mscclcProgramUsesSwitchChannels(ex.program, &switchChannels));
+  ex.switchChannels = switchChannels == 1;
   return ex;
 }
 
