@@ -262,6 +262,8 @@ Executor::~Executor() {
   comm_.release(peerSemaphores_);
   for (cudaStream_t s : portStreams_)
     MSCCLC_CUDA_WARN(cudaStreamDestroy(s));
+  if (peekStream_)
+    MSCCLC_CUDA_WARN(cudaStreamDestroy(peekStream_));
   if (scratch_)
     MSCCLC_CUDA_WARN(cudaFree(scratch_));
   if (semaphores_)

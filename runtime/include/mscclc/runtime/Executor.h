@@ -67,6 +67,10 @@ public:
                 cudaStream_t stream);
   /// Waits for `stream`, reads the error record and the proxy's errors.
   Status check(cudaStream_t stream, DeviceError *out);
+  /// The error record's message ("" when clean) without waiting for the
+  /// caller's streams: a copy on a stream of the executor's own, so a
+  /// kernel that still waits does not hold it up.
+  Status peekError(std::string *message);
   /// Collective: zeroes semaphores, counters, epochs, scratch, FIFO and the
   /// error record on every rank (after a device error).
   Status reset();
@@ -149,6 +153,7 @@ private:
   Context *last_ = nullptr;
   int nextContext_ = 0;
   uint64_t timeoutNs_ = 0;
+  cudaStream_t peekStream_ = nullptr; ///< peekError's (non-blocking)
 };
 
 } // namespace mscclc::rt
