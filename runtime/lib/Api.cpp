@@ -295,6 +295,26 @@ mscclcResult_t mscclcCommAbort(mscclcComm_t comm) {
   return result(Status::ok());
 }
 
+mscclcResult_t mscclcCommGetAsyncError(mscclcComm_t comm,
+                                       mscclcResult_t *asyncError) {
+  API_CHECK(comm && asyncError, "arguments must not be NULL");
+  *asyncError = mscclcSuccess;
+  Communicator &c = *comm->comm;
+  std::lock_guard<std::mutex> lock(c.executorMutex());
+  for (auto &entry : c.executors()) {
+    std::string message;
+    Status s = entry.second->peekError(&message);
+    if (!s.isOk())
+      return fail(s);
+    if (!message.empty()) {
+      *asyncError = mscclcDeviceError;
+      lastError = message;
+      return mscclcSuccess;
+    }
+  }
+  return result(Status::ok());
+}
+
 mscclcResult_t mscclcCommRank(mscclcComm_t comm, int *rank) {
   API_CHECK(comm && rank, "arguments must not be NULL");
   *rank = comm->comm->rank();

@@ -117,6 +117,13 @@ mscclcResult_t mscclcCommDestroy(mscclcComm_t comm);
  * from any thread; every rank whose kernels may wait calls it on its own
  * communicator. Then destroy the communicator. */
 mscclcResult_t mscclcCommAbort(mscclcComm_t comm);
+/* Whether this rank's kernels recorded an error (a wait that timed out, an
+ * abort), without waiting for their streams: for watchdogs polling a
+ * communicator whose kernels may hang. *asyncError is mscclcSuccess or
+ * mscclcDeviceError; then mscclcGetLastError() names the program, rank,
+ * block and operation. */
+mscclcResult_t mscclcCommGetAsyncError(mscclcComm_t comm,
+                                       mscclcResult_t *asyncError);
 mscclcResult_t mscclcCommRank(mscclcComm_t comm, int *rank);
 mscclcResult_t mscclcCommCount(mscclcComm_t comm, int *nranks);
 mscclcResult_t mscclcCommDevice(mscclcComm_t comm, int *device);
