@@ -1,0 +1,66 @@
+//===- Errors.h - Result codes, messages and logs of the NCCL library -----===//
+//
+// Every failing call leaves a message for ncclGetLastError (per thread, as
+// NCCL keeps it) and, with NCCL_DEBUG=WARN or INFO, logs it. INFO
+// (MSCCLC_DEBUG=INFO or NCCL_DEBUG=INFO) also logs which algorithm each
+// collective ran.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MSCCLC_NCCL_ERRORS_H
+#define MSCCLC_NCCL_ERRORS_H
+
+#include "nccl.h"
+
+#include "mscclc/mscclc.h"
+
+#include <fmt/format.h>
+
+#include <string>
+#include <string_view>
+
+namespace mscclc::nccl {
+
+/// An NCCL result and what went wrong (empty message on success).
+struct Outcome {
+  ncclResult_t result = ncclSuccess;
+  std::string message;
+  bool ok() const { return result == ncclSuccess; }
+  static Outcome success() { return {}; }
+};
+
+inline Outcome invalidArgument(std::string m) {
+  return {ncclInvalidArgument, std::move(m)};
+}
+inline Outcome invalidUsage(std::string m) {
+  return {ncclInvalidUsage, std::move(m)};
+}
+
+/// Records `o` as this thread's last error (when it failed) and returns its
+/// result code.
+ncclResult_t report(const Outcome &o);
+/// Shorthand for report({code, message}).
+ncclResult_t fail(ncclResult_t code, std::string message);
+/// The mscclc result `r` of a call named `what`, with mscclcGetLastError's
+/// message, as an NCCL outcome.
+Outcome fromMscclc(mscclcResult_t r, std::string_view what);
+/// A failed CUDA call as an NCCL outcome.
+Outcome fromCuda(cudaError_t err, std::string_view what);
+
+/// ncclGetErrorString's text.
+const char *resultString(ncclResult_t r);
+
+/// This thread's last message ("" when none).
+const char *lastErrorMessage();
+
+/// Whether the algorithm log is on (MSCCLC_DEBUG or NCCL_DEBUG = INFO).
+bool infoEnabled();
+/// Whether failures are logged (NCCL_DEBUG or MSCCLC_DEBUG = WARN or INFO).
+bool warnEnabled();
+/// Writes one line, prefixed like the runtime's logs.
+void logInfo(std::string_view text);
+void logWarn(std::string_view text);
+
+} // namespace mscclc::nccl
+
+#endif // MSCCLC_NCCL_ERRORS_H

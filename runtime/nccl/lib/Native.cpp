@@ -1,0 +1,125 @@
+//===- Native.cpp - Collectives on mscclc's stdlib -------------------------===//
+
+#include "Native.h"
+
+namespace mscclc::nccl {
+namespace {
+
+/// NCCL's data types as mscclc's (same meaning, different numbering).
+std::optional<mscclcDataType_t> mscclcType(int dtype) {
+  switch (dtype) {
+  case ncclInt8: return mscclcInt8;
+  case ncclUint8: return mscclcUint8;
+  case ncclInt32: return mscclcInt32;
+  case ncclUint32: return mscclcUint32;
+  case ncclInt64: return mscclcInt64;
+  case ncclUint64: return mscclcUint64;
+  case ncclFloat16: return mscclcFloat16;
+  case ncclFloat32: return mscclcFloat32;
+  case ncclFloat64: return mscclcFloat64;
+  case ncclBfloat16: return mscclcBfloat16;
+  case ncclFloat8e4m3: return mscclcFloat8e4m3;
+  case ncclFloat8e5m2: return mscclcFloat8e5m2;
+  default: return std::nullopt;
+  }
+}
+
+/// NCCL's built-in operators as mscclc's (Max and Min swap numbers).
+std::optional<mscclcRedOp_t> mscclcOp(int op) {
+  switch (op) {
+  case ncclSum: return mscclcSum;
+  case ncclProd: return mscclcProd;
+  case ncclMax: return mscclcMax;
+  case ncclMin: return mscclcMin;
+  case ncclAvg: return mscclcAvg;
+  default: return std::nullopt;
+  }
+}
+
+/// Whether the buffers are NCCL's in-place layout for the collective.
+bool inPlace(const CollectiveArgs &a, int rank) {
+  const char *s = static_cast<const char *>(a.send);
+  const char *r = static_cast<const char *>(a.recv);
+  size_t chunk = a.count * elementSize(a.dtype) * size_t(rank);
+  switch (a.collective) {
+  case Collective::AllGather:
+  case Collective::Gather: return s && s == r + chunk;
+  case Collective::ReduceScatter:
+  case Collective::Scatter: return r && r == s + chunk;
+  default: return s == r;
+  }
+}
+
+struct NativeCall {
+  mscclcCollective_t coll;
+  mscclcDataType_t dtype;
+  mscclcRedOp_t op;
+};
+
+bool toNative(const CollectiveArgs &a, NativeCall *out, std::string *why) {
+  std::optional<int> coll = mscclcCollective(a.collective);
+  if (!coll) {
+    *why = "point-to-point calls run on the fallback NCCL";
+    return false;
+  }
+  std::optional<mscclcDataType_t> t = mscclcType(a.dtype);
+  std::optional<mscclcRedOp_t> op =
+      reduces(a.collective) ? mscclcOp(a.op) : std::optional(mscclcSum);
+  if (!t) {
+    *why = fmt::format("mscclc has no {} type", dtypeName(a.dtype));
+    return false;
+  }
+  if (!op) {
+    // The scalar operand of PreMulSum does not reach mscclc's kernels yet.
+    *why = "PreMulSum operators run on the fallback NCCL";
+    return false;
+  }
+  *out = {mscclcCollective_t(*coll), *t, *op};
+  return true;
+}
+
+} // namespace
+
+bool nativeSupported(ncclComm *c, const CollectiveArgs &a, std::string *why) {
+  if (!c->native) {
+    *why = c->noNative;
+    return false;
+  }
+  NativeCall n;
+  if (!toNative(a, &n, why))
+    return false;
+  int supported = 0;
+  mscclcResult_t r = mscclcCollectiveSupported(
+      c->native, n.coll, a.count, n.dtype, n.op, a.root,
+      inPlace(a, c->rank) ? 1 : 0, &supported);
+  if (r != mscclcSuccess || !supported) {
+    *why = mscclcGetLastError();
+    return false;
+  }
+  return true;
+}
+
+Outcome runNative(ncclComm *c, const CollectiveArgs &a, cudaStream_t stream) {
+  NativeCall n;
+  std::string why;
+  if (!toNative(a, &n, &why))
+    return {ncclInternalError, why};
+  return fromMscclc(mscclcRunCollective(c->native, n.coll, a.send, a.recv,
+                                        a.count, n.dtype, n.op, a.root, stream),
+                    describeCall(a));
+}
+
+std::string nativeAlgorithm(ncclComm *c, const CollectiveArgs &a) {
+  NativeCall n;
+  std::string why;
+  const char *name = nullptr;
+  if (!toNative(a, &n, &why) ||
+      mscclcCollectiveAlgorithm(c->native, n.coll, a.count, n.dtype, n.op,
+                                a.root, inPlace(a, c->rank) ? 1 : 0,
+                                &name) != mscclcSuccess ||
+      !name)
+    return "(unknown)";
+  return name;
+}
+
+} // namespace mscclc::nccl

@@ -1,0 +1,212 @@
+//===- RealNccl.cpp - The real NCCL library, loaded for the fallback ------===//
+
+#include "RealNccl.h"
+
+#include "Errors.h"
+
+#include <dlfcn.h>
+#include <glob.h>
+#include <link.h>
+#include <sys/stat.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+
+namespace mscclc::nccl {
+namespace {
+
+struct FileId {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  bool valid = false;
+  bool operator==(const FileId &o) const {
+    return valid && o.valid && dev == o.dev && ino == o.ino;
+  }
+};
+
+FileId fileId(const std::string &path) {
+  struct stat st;
+  if (path.empty() || stat(path.c_str(), &st) != 0)
+    return {};
+  return {st.st_dev, st.st_ino, true};
+}
+
+/// The file this library was loaded from.
+FileId selfFile() {
+  Dl_info info;
+  if (!dladdr(reinterpret_cast<void *>(&candidateNcclPaths), &info) ||
+      !info.dli_fname)
+    return {};
+  return fileId(info.dli_fname);
+}
+
+/// The file that holds `symbol` (to tell whether a handle is ours).
+FileId fileOf(void *symbol) {
+  Dl_info info;
+  if (!symbol || !dladdr(symbol, &info) || !info.dli_fname)
+    return {};
+  return fileId(info.dli_fname);
+}
+
+void addGlob(const std::string &pattern, std::vector<std::string> *out) {
+  glob_t g;
+  if (glob(pattern.c_str(), 0, nullptr, &g) == 0)
+    for (size_t i = 0; i < g.gl_pathc; ++i)
+      out->emplace_back(g.gl_pathv[i]);
+  globfree(&g);
+}
+
+/// site-packages folders of libraries this process has loaded (torch's
+/// own, when we are PyTorch's libnccl.so.2).
+std::vector<std::string> loadedSitePackages() {
+  std::vector<std::string> dirs;
+  dl_iterate_phdr(
+      [](dl_phdr_info *info, size_t, void *data) {
+        auto *out = static_cast<std::vector<std::string> *>(data);
+        std::string path = info->dlpi_name ? info->dlpi_name : "";
+        for (const char *marker : {"/site-packages/", "/dist-packages/"}) {
+          size_t at = path.find(marker);
+          if (at != std::string::npos) {
+            out->push_back(path.substr(0, at + strlen(marker) - 1));
+            break;
+          }
+        }
+        return 0;
+      },
+      &dirs);
+  return dirs;
+}
+
+std::vector<std::string> sitePackages() {
+  std::vector<std::string> dirs = loadedSitePackages();
+  if (const char *pp = std::getenv("PYTHONPATH")) {
+    std::string s = pp;
+    size_t start = 0;
+    while (start <= s.size()) {
+      size_t colon = s.find(':', start);
+      std::string item = s.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+      if (!item.empty())
+        dirs.push_back(item);
+      if (colon == std::string::npos)
+        break;
+      start = colon + 1;
+    }
+  }
+  for (const char *var : {"VIRTUAL_ENV", "CONDA_PREFIX"})
+    if (const char *prefix = std::getenv(var))
+      addGlob(std::string(prefix) + "/lib/python3*/site-packages", &dirs);
+  if (const char *home = std::getenv("HOME"))
+    addGlob(std::string(home) + "/.local/lib/python3*/site-packages", &dirs);
+  addGlob("/usr/local/lib/python3*/dist-packages", &dirs);
+  addGlob("/usr/local/lib/python3*/site-packages", &dirs);
+  addGlob("/usr/lib/python3/dist-packages", &dirs);
+  addGlob("/usr/lib/python3*/site-packages", &dirs);
+  return dirs;
+}
+
+/// Opens `path` as the real NCCL; null with `why` when it is not one.
+std::unique_ptr<RealNccl> tryLoad(const std::string &path, std::string *why) {
+  void *h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+  if (!h) {
+    const char *e = dlerror();
+    *why = fmt::format("{}: {}", path, e ? e : "cannot be loaded");
+    return nullptr;
+  }
+  void *probe = dlsym(h, "ncclGetVersion");
+  if (!probe || fileOf(probe) == selfFile()) {
+    *why = fmt::format("{}: is mscclc's own library", path);
+    dlclose(h);
+    return nullptr;
+  }
+  auto real = std::make_unique<RealNccl>();
+  real->path = path;
+  real->handle = h;
+  std::string missing;
+#define MSCCLC_RESOLVE(name)                                                   \
+  real->name = reinterpret_cast<decltype(real->name)>(dlsym(h, "nccl" #name)); \
+  if (!real->name)                                                             \
+    missing += " nccl" #name;
+  MSCCLC_REAL_NCCL_FUNCTIONS(MSCCLC_RESOLVE)
+#undef MSCCLC_RESOLVE
+#define MSCCLC_RESOLVE_OPTIONAL(name)                                          \
+  real->name = reinterpret_cast<decltype(real->name)>(dlsym(h, "nccl" #name));
+  MSCCLC_REAL_NCCL_OPTIONAL_FUNCTIONS(MSCCLC_RESOLVE_OPTIONAL)
+#undef MSCCLC_RESOLVE_OPTIONAL
+  if (!missing.empty()) {
+    *why = fmt::format("{}: lacks{} (older than NCCL 2.18?)", path, missing);
+    dlclose(h);
+    return nullptr;
+  }
+  if (real->GetVersion(&real->version) != ncclSuccess)
+    real->version = 0;
+  return real;
+}
+
+std::once_flag loadOnce;
+std::unique_ptr<RealNccl> loaded;
+std::string loadFailure;
+/// `loaded` once load() finished, for readers that must not trigger it.
+std::atomic<const RealNccl *> published{nullptr};
+
+void load() {
+  if (const char *forced = std::getenv("MSCCLC_NCCL_LIBRARY"); forced && *forced) {
+    std::string why;
+    loaded = tryLoad(forced, &why);
+    if (!loaded)
+      loadFailure = fmt::format("MSCCLC_NCCL_LIBRARY={} is not usable ({})",
+                                forced, why);
+    return;
+  }
+  std::vector<std::string> tried;
+  FileId self = selfFile();
+  for (const std::string &path : candidateNcclPaths()) {
+    bool bare = path.find('/') == std::string::npos;
+    if (!bare && !fileId(path).valid)
+      continue; // not installed there: not worth listing
+    if (!bare && fileId(path) == self)
+      continue;
+    std::string why;
+    loaded = tryLoad(path, &why);
+    if (loaded) {
+      if (infoEnabled())
+        logInfo(fmt::format("mscclc fallback: the real NCCL {} from {}",
+                            loaded->version, loaded->path));
+      return;
+    }
+    tried.push_back(why);
+  }
+  loadFailure = "no real NCCL library was found (set MSCCLC_NCCL_LIBRARY to "
+                "NVIDIA's libnccl.so.2, or install PyTorch's nvidia-nccl "
+                "wheel); tried: ";
+  for (size_t i = 0; i < tried.size(); ++i)
+    loadFailure += (i ? "; " : "") + tried[i];
+}
+
+} // namespace
+
+std::vector<std::string> candidateNcclPaths() {
+  std::vector<std::string> paths;
+  for (const std::string &site : sitePackages())
+    paths.push_back(site + "/nvidia/nccl/lib/libnccl.so.2");
+  paths.push_back("libnccl.so.2");
+  return paths;
+}
+
+const RealNccl *realNccl(std::string *why) {
+  std::call_once(loadOnce, [] {
+    load();
+    published.store(loaded.get(), std::memory_order_release);
+  });
+  if (!loaded && why)
+    *why = loadFailure;
+  return loaded.get();
+}
+
+const RealNccl *loadedRealNccl() {
+  return published.load(std::memory_order_acquire);
+}
+
+} // namespace mscclc::nccl
