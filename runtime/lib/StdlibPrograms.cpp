@@ -264,14 +264,8 @@ Status stdlibSetUp(Communicator &comm, StdlibState *state) {
     }
   int gpn = (hi - lo + 1 == local && lo % local == 0 && n % local == 0) ? local : -1;
 
-  struct Info {
-    char digest[64];
-    int32_t gpusPerNode;
-    int32_t arch;
-    int32_t loaded;
-  };
-  std::vector<Info> all(static_cast<size_t>(n));
-  Info &mine = all[size_t(me)];
+  std::vector<StdlibPeerInfo> all(static_cast<size_t>(n));
+  StdlibPeerInfo &mine = all[size_t(me)];
   memset(&mine, 0, sizeof(mine));
   if (loaded.isOk())
     memcpy(mine.digest, table->digest().data(),
@@ -279,16 +273,25 @@ Status stdlibSetUp(Communicator &comm, StdlibState *state) {
   mine.gpusPerNode = gpn;
   mine.arch = comm.arch();
   mine.loaded = loaded.isOk();
-  MSCCLC_TRY(comm.bootstrap().allGather(all.data(), sizeof(Info))
+  MSCCLC_TRY(comm.bootstrap().allGather(all.data(), sizeof(StdlibPeerInfo))
                  .context("exchanging the stdlib selection table's hash"));
+  stdlibAgree(all, me, loaded, table, state);
+  if (!state->agreed.isOk())
+    MSCCLC_LOG(Warn, "{}", state->agreed.message());
+  return Status::ok();
+}
 
+void stdlibAgree(const std::vector<StdlibPeerInfo> &all, int me,
+                 const Status &loaded, const SelectionTable *table,
+                 StdlibState *state) {
+  int n = int(all.size());
   state->table = loaded.isOk() ? table : nullptr;
   state->arch = all[0].arch;
   state->gpusPerNode = all[0].gpusPerNode;
-  for (const Info &i : all)
+  for (const StdlibPeerInfo &i : all)
     if (i.gpusPerNode != all[0].gpusPerNode)
       state->gpusPerNode = -1;
-  if (state->gpusPerNode < 1) {
+  if (state->gpusPerNode < 1 || n % state->gpusPerNode) {
     // Not one regular shape: every rank is a node of its own, which only
     // algorithms that work between any two GPUs serve.
     state->gpusPerNode = 1;
@@ -296,15 +299,16 @@ Status stdlibSetUp(Communicator &comm, StdlibState *state) {
   state->nnodes = n / state->gpusPerNode;
   if (!loaded.isOk()) {
     state->agreed = loaded;
-    return Status::ok();
+    return;
   }
   state->agreed = Status::ok();
+  const StdlibPeerInfo &mine = all[size_t(me)];
   for (int r = 0; r < n; ++r) {
-    const Info &i = all[size_t(r)];
+    const StdlibPeerInfo &i = all[size_t(r)];
     if (!i.loaded) {
       state->agreed = invalidArgument(fmt::format(
           "rank {} could not load the stdlib selection table (see its log)", r));
-      break;
+      return;
     }
     if (memcmp(i.digest, mine.digest, sizeof(i.digest)) != 0) {
       state->agreed = invalidArgument(fmt::format(
@@ -313,12 +317,9 @@ Status stdlibSetUp(Communicator &comm, StdlibState *state) {
           "(MSCCLC_SELECTION_TABLE, MSCCLC_STDLIB_DIR), or they would pick "
           "different algorithms and hang",
           r, std::string(i.digest, 16), me, std::string(mine.digest, 16)));
-      break;
+      return;
     }
   }
-  if (!state->agreed.isOk())
-    MSCCLC_LOG(Warn, "{}", state->agreed.message());
-  return Status::ok();
 }
 
 Status stdlibProgram(const StdlibState &state, const SelectionQuery &q,

@@ -328,3 +328,52 @@ TEST(Selection, CatalogAgreesWithRequires) {
       }
     }
 }
+
+// The agreement every rank reaches from the exchanged table hashes and
+// shapes (stdlibSetUp without the bootstrap).
+TEST(Selection, RanksRefuseDifferentTables) {
+  const SelectionTable &t = shipped();
+  auto info = [&](const std::string &digest, int gpn, int arch) {
+    StdlibPeerInfo i;
+    memset(&i, 0, sizeof(i));
+    memcpy(i.digest, digest.data(), std::min(digest.size(), sizeof(i.digest)));
+    i.gpusPerNode = gpn;
+    i.arch = arch;
+    i.loaded = 1;
+    return i;
+  };
+  std::string same = t.digest(), other(64, 'f');
+  StdlibState st;
+  stdlibAgree({info(same, 4, 90), info(same, 4, 80), info(same, 4, 90),
+               info(same, 4, 90)}, 1, Status::ok(), &t, &st);
+  EXPECT_TRUE(st.agreed.isOk()) << st.agreed.message();
+  EXPECT_EQ(st.arch, 90); // rank 0's, on every rank
+  EXPECT_EQ(st.gpusPerNode, 4);
+  EXPECT_EQ(st.nnodes, 1);
+  EXPECT_EQ(st.table, &t);
+  // Rank 2's table differs: rank 0 and rank 2 both refuse, naming hashes.
+  std::vector<StdlibPeerInfo> all = {info(same, 2, 90), info(same, 2, 90),
+                                     info(other, 2, 90), info(same, 2, 90)};
+  stdlibAgree(all, 0, Status::ok(), &t, &st);
+  ASSERT_FALSE(st.agreed.isOk());
+  EXPECT_NE(st.agreed.message().find("rank 2's stdlib selection table (hash ffffffffffffffff) differs from rank 0's (hash " + same.substr(0, 16) + ")"),
+            std::string::npos) << st.agreed.message();
+  EXPECT_EQ(st.nnodes, 2);
+  stdlibAgree(all, 2, Status::ok(), &t, &st);
+  ASSERT_FALSE(st.agreed.isOk());
+  EXPECT_NE(st.agreed.message().find("rank 0's stdlib selection table"),
+            std::string::npos) << st.agreed.message();
+  // Irregular shapes: every rank a node of its own.
+  stdlibAgree({info(same, 2, 90), info(same, -1, 90), info(same, 2, 90)}, 0,
+              Status::ok(), &t, &st);
+  EXPECT_EQ(st.gpusPerNode, 1);
+  EXPECT_EQ(st.nnodes, 3);
+  // A rank that could not load the table makes everyone refuse; the rank
+  // itself reports its own error.
+  all[2].loaded = 0;
+  stdlibAgree(all, 0, Status::ok(), &t, &st);
+  EXPECT_NE(st.agreed.message().find("rank 2 could not load"), std::string::npos);
+  stdlibAgree(all, 2, invalidArgument("selection.json:3: bad JSON"), nullptr, &st);
+  EXPECT_EQ(st.agreed.message(), "selection.json:3: bad JSON");
+  EXPECT_EQ(st.table, nullptr);
+}

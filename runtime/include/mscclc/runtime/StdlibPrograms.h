@@ -19,6 +19,9 @@
 
 #include "mscclc/runtime/Selection.h"
 
+#include <cstdint>
+#include <vector>
+
 namespace mscclc::rt {
 
 class Communicator;
@@ -51,6 +54,22 @@ Status stdlibSetUp(Communicator &comm, StdlibState *state);
 /// compiled from a temporary file.
 Status stdlibInPlaceSource(const std::string &text, const std::string &dir,
                            const std::string &file, std::string *out);
+
+/// What each rank contributes to the agreement (exchanged as bytes).
+struct StdlibPeerInfo {
+  char digest[64];     ///< the table's digest (hex), zeros if not loaded
+  int32_t gpusPerNode; ///< ranks on this rank's host; -1: not a regular block
+  int32_t arch;
+  int32_t loaded;
+};
+
+/// Decides `state` from every rank's info (what stdlibSetUp does after the
+/// exchange; separate so that tests need no communicator): rank 0's
+/// architecture, one node shape, and a refusal naming both hashes when any
+/// rank's table differs from ours or failed to load.
+void stdlibAgree(const std::vector<StdlibPeerInfo> &all, int me,
+                 const Status &loaded, const SelectionTable *table,
+                 StdlibState *state);
 
 /// The compiled program for `sel` (never the builtin copy) and `q`,
 /// compiled at the first request in this process. Checks that the
