@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU tests with several ranks on each GPU: builds (runtime-only when
 # MSCCLC_COMPILER names a prebuilt mscclc), then runs the self-test, the
-# time-out and abort tests and every example at 2, 4 and 8 ranks, one pass
+# time-out and abort tests, every stdlib file and mscclcRunCollective (the
+# table's picks) at 2, 4 and 8 ranks, one pass
 # per rank count, logs under OUT (default build/shared-gpu-logs). These are
 # correctness runs: no timing here is a link figure.
 #   bench/run_shared_gpu.sh [RANKS...]       (default: 2 4 8)
@@ -34,5 +35,8 @@ for r in "${@:-2 4 8}"; do
   step "collectives-$r" 600 "${queues[@]}" $B/runtime-gpu-collectives \
     --examples stdlib --models group --quick --types f32,bf16 \
     --max-bytes 1048576 --repeat 10 --ranks "$r"
+  # mscclcRunCollective: the stdlib selection's picks for every collective.
+  step "run-collective-$r" 600 "${queues[@]}" $B/runtime-gpu-run-collective \
+    --quick --max-bytes 4194304 --ranks "$r"
 done
 grep -h "^FAIL" "$OUT"/*.log | sort -u | head -20
