@@ -41,6 +41,11 @@ ncclResult_t report(const Outcome &o) {
   return o.result;
 }
 
+void remember(const Outcome &o) {
+  if (!o.ok())
+    lastMessage = o.message;
+}
+
 ncclResult_t fail(ncclResult_t code, std::string message) {
   return report({code, std::move(message)});
 }

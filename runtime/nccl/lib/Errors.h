@@ -39,6 +39,9 @@ inline Outcome invalidUsage(std::string m) {
 /// Records `o` as this thread's last error (when it failed) and returns its
 /// result code.
 ncclResult_t report(const Outcome &o);
+/// Sets this thread's last message without logging it (for state that is
+/// queried repeatedly, like an async error).
+void remember(const Outcome &o);
 /// Shorthand for report({code, message}).
 ncclResult_t fail(ncclResult_t code, std::string message);
 /// The mscclc result `r` of a call named `what`, with mscclcGetLastError's

@@ -438,7 +438,9 @@ ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *asyncError) {
       return ncclSuccess;
     }
     if (!c->initOutcome.ok()) {
+      // It failed on another thread: give this one its message.
       *asyncError = c->initOutcome.result;
+      remember(c->initOutcome);
       return ncclSuccess;
     }
   }
@@ -454,8 +456,7 @@ ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *asyncError) {
   if (c->asyncError.ok() && !found.ok())
     c->asyncError = found;
   *asyncError = c->asyncError.result;
-  if (!c->asyncError.ok())
-    report(c->asyncError); // ncclGetLastError gives the reason
+  remember(c->asyncError); // ncclGetLastError gives the reason
   return ncclSuccess;
 }
 
