@@ -623,23 +623,23 @@ mscclcResult_t mscclcRunCollective(mscclcComm_t comm, mscclcCollective_t coll,
           collectiveName(c))));
   }
   SelectionQuery q;
-  Selection sel;
-  Status s = stdlibSelect(comm, coll, count, dtype, op, root, inPlace, &q, &sel);
+  const StdlibChoice *choice = nullptr;
+  Status s = stdlibQuery(comm, coll, count, dtype, op, root, inPlace, &q);
+  if (s.isOk())
+    s = stdlibResolve(comm->stdlib, q, &choice);
   if (!s.isOk())
     return fail(s);
-  RunArgs a{nullptr, comm, progSend, progRecv, count, dtype,
+  RunArgs a{choice->program, comm, progSend, progRecv, count, dtype,
             collectiveReduces(c) ? op : mscclcSum, stream};
-  if (sel.builtinCopy()) {
+  if (choice->selection.builtinCopy()) {
     a.copyOnly = true;
     a.copyBytes = recvElems(c, n, count) * es;
-  } else if (count > 0) {
-    s = stdlibProgram(comm->stdlib, q, sel, &a.program);
-    if (!s.isOk())
-      return fail(s);
-    MSCCLC_LOG(Debug, "rank {}: {} of {} {}: {} ({})", rank, collectiveName(c),
-               count, d, sel.describe(), sel.location);
-  } else {
+  } else if (count == 0) {
     return result(Status::ok());
+  } else {
+    MSCCLC_LOG(Debug, "rank {}: {} of {} {}: {} ({})", rank, collectiveName(c),
+               count, d, choice->selection.describe(),
+               choice->selection.location);
   }
   if (groupDepth > 0) {
     if (!a.copyOnly) {

@@ -349,4 +349,33 @@ Status stdlibProgram(const StdlibState &state, const SelectionQuery &q,
   return Status::ok();
 }
 
+Status stdlibResolve(StdlibState &state, const SelectionQuery &q,
+                     const StdlibChoice **out) {
+  MSCCLC_TRY(state.agreed);
+  auto key = std::make_tuple(int(q.collective), q.count, q.dtype, q.op, q.root,
+                             q.inPlace);
+  {
+    std::lock_guard<std::mutex> lock(state.memoMutex);
+    auto it = state.memo.find(key);
+    if (it != state.memo.end()) {
+      *out = &it->second;
+      return Status::ok();
+    }
+  }
+  StdlibChoice c;
+  MSCCLC_TRY(state.table->select(q, &c.selection));
+  if (!c.selection.builtinCopy() && q.count > 0)
+    MSCCLC_TRY(stdlibProgram(state, q, c.selection, &c.program));
+  std::lock_guard<std::mutex> lock(state.memoMutex);
+  if (state.memo.size() >= StdlibState::kMemoEntries) {
+    // Full: keep the answer in a per-thread slot instead.
+    thread_local StdlibChoice overflow;
+    overflow = std::move(c);
+    *out = &overflow;
+    return Status::ok();
+  }
+  *out = &state.memo.emplace(key, std::move(c)).first->second;
+  return Status::ok();
+}
+
 } // namespace mscclc::rt

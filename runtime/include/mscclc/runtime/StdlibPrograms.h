@@ -20,12 +20,22 @@
 #include "mscclc/runtime/Selection.h"
 
 #include <cstdint>
+#include <map>
+#include <mutex>
+#include <tuple>
 #include <vector>
 
 namespace mscclc::rt {
 
 class Communicator;
 class Program;
+
+/// A resolved call: the selection and, unless it is the builtin copy or the
+/// count is 0, its compiled program.
+struct StdlibChoice {
+  Selection selection;
+  Program *program = nullptr;
+};
 
 /// Per communicator: what every rank agreed on at set-up.
 struct StdlibState {
@@ -36,6 +46,16 @@ struct StdlibState {
   int gpusPerNode = 1; ///< ranks per node, the same on every rank
   int nnodes = 1;
   int arch = 0;        ///< rank 0's compute capability (all ranks use it)
+
+  /// Calls resolved before, so a repeated call costs one lookup instead of
+  /// a table walk and a program-cache lookup. Entries are never removed
+  /// (returned pointers stay valid); past kMemoEntries new calls are
+  /// resolved without being remembered.
+  static constexpr size_t kMemoEntries = 4096;
+  std::mutex memoMutex;
+  std::map<std::tuple<int, uint64_t, std::string, std::string, int, bool>,
+           StdlibChoice>
+      memo;
 };
 
 /// The stdlib directory (see above).
@@ -70,6 +90,11 @@ struct StdlibPeerInfo {
 void stdlibAgree(const std::vector<StdlibPeerInfo> &all, int me,
                  const Status &loaded, const SelectionTable *table,
                  StdlibState *state);
+
+/// Selects for `q` and, where a program is needed, compiles it
+/// (stdlibProgram), remembering the result in state->memo.
+Status stdlibResolve(StdlibState &state, const SelectionQuery &q,
+                     const StdlibChoice **out);
 
 /// The compiled program for `sel` (never the builtin copy) and `q`,
 /// compiled at the first request in this process. Checks that the
