@@ -323,6 +323,9 @@ Outcome destroyComm(ncclComm *c, bool abort) {
   if (c->initThread.joinable())
     c->initThread.join();
   Outcome result;
+  // mscclc's kernels first: they may wait for peers that are gone.
+  if (abort && c->native)
+    (void)mscclcCommAbort(c->native);
   if (c->real) {
     ncclResult_t r = abort ? c->realLib->CommAbort(c->real)
                            : c->realLib->CommDestroy(c->real);
@@ -333,8 +336,6 @@ Outcome destroyComm(ncclComm *c, bool abort) {
     c->real = nullptr;
   }
   if (c->native) {
-    if (abort)
-      (void)mscclcCommAbort(c->native);
     Outcome d = fromMscclc(mscclcCommDestroy(c->native), "mscclcCommDestroy");
     if (result.ok())
       result = d;

@@ -98,10 +98,26 @@ Outcome runFallback(ncclComm *c, const CollectiveArgs &a, cudaStream_t s) {
                          n->GetErrorString(r), n->GetLastError(nullptr))};
 }
 
+/// Whether a native call that failed without running anything may run on
+/// the fallback instead (as it would have, had mscclc said so up front).
+bool mayFallBackLate(const QueuedCall &q, const Outcome &native) {
+  FallbackPolicy policy;
+  (void)fallbackPolicy(&policy);
+  if (!q.comm->real || policy.mode == FallbackPolicy::Mode::None)
+    return false;
+  logWarn(fmt::format("rank {}: {}; running it on the fallback NCCL",
+                      q.comm->rank, native.message));
+  return true;
+}
+
 Outcome execute(const QueuedCall &q) {
-  if (q.route == Route::Native)
-    return runNative(q.comm, q.args, q.stream);
-  return runFallback(q.comm, q.args, q.stream);
+  if (q.route == Route::Fallback)
+    return runFallback(q.comm, q.args, q.stream);
+  bool ranNothing = false;
+  Outcome o = runNative(q.comm, q.args, q.stream, &ranNothing);
+  if (!o.ok() && ranNothing && mayFallBackLate(q, o))
+    return runFallback(q.comm, q.args, q.stream);
+  return o;
 }
 
 /// Logs, once per communicator, collective and power-of-two size bucket,
@@ -252,9 +268,18 @@ ncclResult_t groupEnd(ncclSimInfo_t *simulate) {
   }
   if (anyNative) {
     (void)mscclcGroupStart();
-    for (const QueuedCall &q : calls)
-      if (q.route == Route::Native && first.ok())
-        first = runNative(q.comm, q.args, q.stream);
+    for (QueuedCall &q : calls) {
+      if (q.route != Route::Native || !first.ok())
+        continue;
+      bool ranNothing = false;
+      Outcome o = runNative(q.comm, q.args, q.stream, &ranNothing);
+      if (!o.ok() && ranNothing && mayFallBackLate(q, o)) {
+        q.route = Route::Fallback; // joins the fallback's group below
+        real = q.comm->realLib;
+      } else {
+        first = o;
+      }
+    }
     Outcome end = fromMscclc(mscclcGroupEnd(), "ncclGroupEnd (mscclc's group)");
     if (first.ok())
       first = end;

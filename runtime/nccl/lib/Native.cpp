@@ -99,14 +99,19 @@ bool nativeSupported(ncclComm *c, const CollectiveArgs &a, std::string *why) {
   return true;
 }
 
-Outcome runNative(ncclComm *c, const CollectiveArgs &a, cudaStream_t stream) {
+Outcome runNative(ncclComm *c, const CollectiveArgs &a, cudaStream_t stream,
+                  bool *ranNothing) {
   NativeCall n;
   std::string why;
+  if (ranNothing)
+    *ranNothing = false;
   if (!toNative(a, &n, &why))
     return {ncclInternalError, why};
-  return fromMscclc(mscclcRunCollective(c->native, n.coll, a.send, a.recv,
-                                        a.count, n.dtype, n.op, a.root, stream),
-                    describeCall(a));
+  mscclcResult_t r = mscclcRunCollective(c->native, n.coll, a.send, a.recv,
+                                         a.count, n.dtype, n.op, a.root, stream);
+  if (ranNothing)
+    *ranNothing = r == mscclcUnsupported || r == mscclcCompileError;
+  return fromMscclc(r, describeCall(a));
 }
 
 std::string nativeAlgorithm(ncclComm *c, const CollectiveArgs &a) {
