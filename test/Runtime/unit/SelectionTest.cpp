@@ -13,7 +13,13 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
 #include <map>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 using namespace mscclc::rt;
 
@@ -376,4 +382,80 @@ TEST(Selection, RanksRefuseDifferentTables) {
   stdlibAgree(all, 2, invalidArgument("selection.json:3: bad JSON"), nullptr, &st);
   EXPECT_EQ(st.agreed.message(), "selection.json:3: bad JSON");
   EXPECT_EQ(st.table, nullptr);
+}
+
+namespace {
+/// Runs `f` in a child process (the table is loaded once per process) and
+/// returns what it wrote.
+std::string inChild(const std::function<std::string()> &f) {
+  int fds[2];
+  EXPECT_EQ(pipe(fds), 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    std::string s = f();
+    ssize_t w = write(fds[1], s.data(), s.size());
+    _exit(w == ssize_t(s.size()) ? 0 : 1);
+  }
+  close(fds[1]);
+  std::string out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fds[0], buf, sizeof(buf))) > 0)
+    out.append(buf, size_t(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  return out;
+}
+} // namespace
+
+// MSCCLC_SELECTION_TABLE replaces the shipped table; its errors name the
+// user's file and line. MSCCLC_STDLIB_DIR must be a directory.
+TEST(Selection, EnvironmentOverrides) {
+  std::string path = testing::TempDir() + "/mscclc-user-table.json";
+  {
+    std::ofstream f(path);
+    f << "{\"format\": \"mscclc-selection\", \"entries\": [\n"
+         "  {\"collective\": \"allreduce\", \"algorithm\": \"allreduce_2pa_hb\",\n"
+         "   \"instances\": 2, \"source\": \"measured\"},\n"
+         "  {\"collective\": \"allreduce\", \"algorithm\": \"allreduce_9pa\", \"source\": \"measured\"}\n"
+         "]}\n";
+  }
+  std::string msg = inChild([&] {
+    setenv("MSCCLC_SELECTION_TABLE", path.c_str(), 1);
+    const SelectionTable *t = nullptr;
+    Status s = processSelectionTable(&t);
+    return s.message();
+  });
+  EXPECT_EQ(msg.rfind(path + ":4: algorithm 'allreduce_9pa' is not in ", 0), 0u) << msg;
+  {
+    std::ofstream f(path);
+    f << "{\"format\": \"mscclc-selection\", \"entries\": [\n"
+         "  {\"collective\": \"allreduce\", \"algorithm\": \"allreduce_2pa_hb\",\n"
+         "   \"instances\": 2, \"source\": \"measured\"}\n"
+         "]}\n";
+  }
+  msg = inChild([&] {
+    setenv("MSCCLC_SELECTION_TABLE", path.c_str(), 1);
+    const SelectionTable *t = nullptr;
+    Status s = processSelectionTable(&t);
+    if (!s.isOk())
+      return s.message();
+    SelectionQuery q;
+    q.nranks = 4;
+    q.count = 1 << 20;
+    Selection sel;
+    s = t->select(q, &sel);
+    return s.isOk() ? sel.describe() : s.message();
+  });
+  EXPECT_EQ(msg, "allreduce_2pa_hb instances=2");
+  msg = inChild([&] {
+    setenv("MSCCLC_STDLIB_DIR", "/nonexistent/stdlib", 1);
+    std::string dir;
+    return stdlibDir(&dir).message();
+  });
+  EXPECT_EQ(msg, "MSCCLC_STDLIB_DIR=/nonexistent/stdlib is not a directory");
+  unlink(path.c_str());
 }
