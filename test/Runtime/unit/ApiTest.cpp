@@ -91,9 +91,11 @@ TEST(ApiTest, NullArgumentsAreRejected) {
             mscclcInvalidArgument);
   EXPECT_EQ(mscclcGroupEnd(), mscclcInvalidArgument);
   EXPECT_EQ(mscclcCommAbort(nullptr), mscclcInvalidArgument);
+  EXPECT_NE(std::string(mscclcGetLastError()).find("comm must not be NULL"),
+            std::string::npos);
   mscclcResult_t asyncError = mscclcInternalError;
   EXPECT_EQ(mscclcCommGetAsyncError(nullptr, &asyncError), mscclcInvalidArgument);
-  EXPECT_NE(std::string(mscclcGetLastError()).find("comm must not be NULL"),
+  EXPECT_NE(std::string(mscclcGetLastError()).find("must not be NULL"),
             std::string::npos);
   EXPECT_EQ(mscclcMemAlloc(nullptr, 1024), mscclcInvalidArgument);
   void *ptr = &p;
