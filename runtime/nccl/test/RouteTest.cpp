@@ -305,16 +305,34 @@ TEST(RealNccl, SearchesTheWheelThenTheSystem) {
         << paths[i];
 }
 
-// Run by ctest with MSCCLC_NCCL_LIBRARY naming a file that is no NCCL.
-TEST(RealNccl, AnUnusableForcedLibraryIsReported) {
+// Run by ctest with MSCCLC_NCCL_LIBRARY naming a library and
+// EXPECT_REAL_NCCL saying what loading it must give: "none" (not an NCCL),
+// "lacks:<function>", or the version it reports.
+TEST(RealNccl, TheForcedLibraryIsLoadedOrRefusedWithTheReason) {
   const char *forced = getenv("MSCCLC_NCCL_LIBRARY");
-  if (!forced)
-    GTEST_SKIP() << "MSCCLC_NCCL_LIBRARY is not set";
+  const char *expect = getenv("EXPECT_REAL_NCCL");
+  if (!forced || !expect)
+    GTEST_SKIP() << "MSCCLC_NCCL_LIBRARY or EXPECT_REAL_NCCL is not set";
   std::string why;
-  EXPECT_EQ(realNccl(&why), nullptr);
-  EXPECT_NE(why.find(std::string("MSCCLC_NCCL_LIBRARY=") + forced),
-            std::string::npos)
-      << why;
+  const RealNccl *real = realNccl(&why);
+  std::string e = expect;
+  if (e == "none" || e.rfind("lacks:", 0) == 0) {
+    EXPECT_EQ(real, nullptr);
+    EXPECT_NE(why.find(std::string("MSCCLC_NCCL_LIBRARY=") + forced),
+              std::string::npos)
+        << why;
+    if (e != "none")
+      EXPECT_NE(why.find("lacks nccl" + e.substr(6)), std::string::npos) << why;
+    EXPECT_EQ(loadedRealNccl(), nullptr);
+    return;
+  }
+  ASSERT_NE(real, nullptr) << why;
+  EXPECT_EQ(real->path, forced);
+  EXPECT_EQ(std::to_string(real->version), e);
+  EXPECT_NE(real->AllReduce, nullptr);
+  EXPECT_NE(real->CommSuspend, nullptr); // optional, and this one has it
+  EXPECT_EQ(real->CommShrink, nullptr);  // optional, and this one lacks it
+  EXPECT_EQ(loadedRealNccl(), real);
 }
 
 } // namespace
