@@ -2,6 +2,7 @@
 
 #include "Comm.h"
 
+#include "CaptureMode.h"
 #include "Validate.h"
 
 #include <cstdlib>
@@ -125,6 +126,7 @@ Outcome nativeAsyncError(ncclComm *c) {
   if (!c->native)
     return Outcome::success();
   mscclcResult_t recorded = mscclcSuccess;
+  RelaxedCapture relaxed; // watchdogs poll while other threads capture
   mscclcResult_t r = mscclcCommGetAsyncError(c->native, &recorded);
   if (r != mscclcSuccess)
     return fromMscclc(r, "mscclcCommGetAsyncError");

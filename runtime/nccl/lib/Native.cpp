@@ -2,6 +2,8 @@
 
 #include "Native.h"
 
+#include "CaptureMode.h"
+
 namespace mscclc::nccl {
 namespace {
 
@@ -107,6 +109,7 @@ Outcome runNative(ncclComm *c, const CollectiveArgs &a, cudaStream_t stream,
     *ranNothing = false;
   if (!toNative(a, &n, &why))
     return {ncclInternalError, why};
+  RelaxedCapture relaxed; // a first call's set-up, maybe during capture
   mscclcResult_t r = mscclcRunCollective(c->native, n.coll, a.send, a.recv,
                                          a.count, n.dtype, n.op, a.root, stream);
   if (ranNothing)

@@ -476,7 +476,8 @@ void testGraph(const World &w, bool warm) {
   for (int r = 0; r < w.ranks; ++r) {
     CUDA_OK(cudaSetDevice(w.devices[r]));
     CUDA_OK(cudaMemset(b.recv[r], 0, count * 4));
-    CUDA_OK(cudaStreamBeginCapture(w.streams[r], cudaStreamCaptureModeThreadLocal));
+    // Global, as torch.cuda.graph captures by default.
+    CUDA_OK(cudaStreamBeginCapture(w.streams[r], cudaStreamCaptureModeGlobal));
   }
   ncclResult_t res = group();
   std::string why = lastError();

@@ -1,0 +1,32 @@
+//===- CaptureMode.h - Set-up calls that CUDA graph capture must allow ----===//
+//
+// An application may be capturing a CUDA graph (PyTorch captures in
+// cudaStreamCaptureModeGlobal, which forbids every thread "unsafe" calls
+// such as cudaMalloc) when a collective's first call sets up its buffers,
+// or when a watchdog thread polls ncclCommGetAsyncError. None of those
+// calls touch the capturing stream, so, as NCCL does, this thread makes
+// them in relaxed mode for the guard's lifetime.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MSCCLC_NCCL_CAPTUREMODE_H
+#define MSCCLC_NCCL_CAPTUREMODE_H
+
+#include <cuda_runtime_api.h>
+
+namespace mscclc::nccl {
+
+class RelaxedCapture {
+public:
+  RelaxedCapture() { (void)cudaThreadExchangeStreamCaptureMode(&previous_); }
+  ~RelaxedCapture() { (void)cudaThreadExchangeStreamCaptureMode(&previous_); }
+  RelaxedCapture(const RelaxedCapture &) = delete;
+  RelaxedCapture &operator=(const RelaxedCapture &) = delete;
+
+private:
+  cudaStreamCaptureMode previous_ = cudaStreamCaptureModeRelaxed;
+};
+
+} // namespace mscclc::nccl
+
+#endif // MSCCLC_NCCL_CAPTUREMODE_H
