@@ -103,10 +103,11 @@ Outcome initFallback(ncclComm *c, const RealNccl *real) {
   if (!o.ok())
     return o;
   // Our init already runs where the caller wants it (its thread or ours).
-  ncclConfig_t config = c->settings.raw;
-  config.blocking = 1;
+  FallbackConfig config(c->settings.raw);
+  config.config.blocking = 1;
   ncclComm_t made = nullptr;
-  ncclResult_t r = real->CommInitRankConfig(&made, c->nranks, id, c->rank, &config);
+  ncclResult_t r =
+      real->CommInitRankConfig(&made, c->nranks, id, c->rank, &config.config);
   if (r != ncclSuccess) {
     c->noFallback = fmt::format("the real NCCL ({}) failed to make its "
                                 "communicator: {} ({})",

@@ -24,6 +24,7 @@
 #include "mscclc/runtime/Bootstrap.h"
 
 #include <condition_variable>
+#include <cstddef>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -40,6 +41,22 @@ struct CommSettings {
   int maxCTAs = NCCL_CONFIG_UNDEF_INT;
   ncclConfig_t raw = NCCL_CONFIG_INITIALIZER; ///< for the real NCCL
 };
+
+/// The configuration handed to the real NCCL: ours (size = the 2.28
+/// layout) followed by "undefined" ints, because some NCCL releases read
+/// their own, larger sizeof(ncclConfig_t) whatever `size` says; every field
+/// added after 2.28 is an int, so they all read "undefined".
+struct FallbackConfig {
+  ncclConfig_t config;
+  int later[32];
+  explicit FallbackConfig(const ncclConfig_t &c) : config(c) {
+    config.size = sizeof(ncclConfig_t);
+    for (int &v : later)
+      v = NCCL_CONFIG_UNDEF_INT;
+  }
+};
+static_assert(offsetof(FallbackConfig, later) == sizeof(ncclConfig_t),
+              "the padding must follow the 2.28 fields directly");
 
 /// Reads `config` (null: defaults); ncclInvalidArgument for a config not
 /// made by NCCL_CONFIG_INITIALIZER or with contradictory values.

@@ -368,10 +368,10 @@ ncclResult_t ncclCommShrink(ncclComm_t comm, int *excludeRanksList,
                             fn,
                             c->real ? "the fallback lacks it" : c->noFallback));
   ncclComm_t real = nullptr;
-  ncclConfig_t raw = settings.raw;
-  raw.blocking = 1;
+  FallbackConfig raw(settings.raw);
+  raw.config.blocking = 1;
   ncclResult_t r = c->realLib->CommShrink(c->real, excludeRanksList,
-                                          excludeRanksCount, &real, &raw,
+                                          excludeRanksCount, &real, &raw.config,
                                           shrinkFlags);
   if (r != ncclSuccess)
     return fail(r, fmt::format("{} on the fallback NCCL: {}", fn,

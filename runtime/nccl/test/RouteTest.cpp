@@ -266,6 +266,20 @@ TEST(Config, ReadsOnlyWhatAnOlderCallerPassed) {
   EXPECT_EQ(s.raw.size, sizeof(ncclConfig_t));
 }
 
+TEST(Config, TheFallbackReadsUndefinedPastThe2_28Fields) {
+  ncclConfig_t c = NCCL_CONFIG_INITIALIZER;
+  c.blocking = 0;
+  c.size = 40; // an old caller's
+  FallbackConfig f(c);
+  EXPECT_EQ(f.config.size, sizeof(ncclConfig_t));
+  EXPECT_EQ(f.config.blocking, 0);
+  // Where a later NCCL's graphUsageMode, numRmaCtx, ... would be.
+  const int *past = reinterpret_cast<const int *>(
+      reinterpret_cast<const char *>(&f) + sizeof(ncclConfig_t));
+  for (int i = 0; i < 32; ++i)
+    EXPECT_EQ(past[i], NCCL_CONFIG_UNDEF_INT) << i;
+}
+
 TEST(Handles, NullAndDestroyedCommunicatorsAreErrors) {
   ncclComm *c = nullptr;
   Outcome o = lookupCommNoWait(nullptr, "ncclAllReduce", &c);
