@@ -662,7 +662,8 @@ Status Executor::launch(const void *input, void *output, uint64_t count,
   MSCCLC_CUDA_CHECK(api->launchKernel(
       kernel_, unsigned(rankPlan_.blocks), 1, 1, unsigned(plan_.threadsPerBlock),
       1, 1, 0, reinterpret_cast<CUstream>(stream), params, nullptr));
-  if (scaleKernel_) {
+  // avg's scaling belongs to the result only: with reduce, on the root.
+  if (scaleKernel_ && (!plan_.resultAtRootOnly() || comm_.rank() == plan_.root)) {
     unsigned long long n = plan_.outputElems(count);
     double factor = 1.0 / double(comm_.nranks());
     void *buf = output;

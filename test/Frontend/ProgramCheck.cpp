@@ -331,16 +331,19 @@ bool Machine::step(bool &progress) {
 }
 
 std::pair<std::string, int64_t> Machine::inputSlot(int64_t r, int64_t i) const {
-  if (!p.inPlace || p.collective == CollectiveKind::ReduceScatter)
+  if (!p.inPlace || p.collective == CollectiveKind::ReduceScatter ||
+      p.collective == CollectiveKind::Scatter)
     return {"input", i};
-  if (p.collective == CollectiveKind::AllGather)
+  if (p.collective == CollectiveKind::AllGather ||
+      p.collective == CollectiveKind::Gather)
     return {"output", r * p.chunks + i};
   return {"output", i};
 }
 
 std::pair<std::string, int64_t> Machine::outputSlot(int64_t r,
                                                     int64_t i) const {
-  if (p.inPlace && p.collective == CollectiveKind::ReduceScatter)
+  if (p.inPlace && (p.collective == CollectiveKind::ReduceScatter ||
+                    p.collective == CollectiveKind::Scatter))
     return {"input", r * p.chunks + i};
   return {"output", i};
 }
@@ -351,11 +354,16 @@ Contents Machine::expected(int64_t r, int64_t i, int launch) const {
   Contents want;
   switch (p.collective) {
   case CollectiveKind::AllReduce:
+  case CollectiveKind::Reduce:
     for (int64_t q = 0; q < n; ++q)
       want[base + q * in + i] = 1;
     break;
   case CollectiveKind::AllGather:
+  case CollectiveKind::Gather:
     want[base + (i / k) * in + i % k] = 1;
+    break;
+  case CollectiveKind::Scatter:
+    want[base + p.root * in + r * k + i] = 1;
     break;
   case CollectiveKind::ReduceScatter:
     for (int64_t q = 0; q < n; ++q)
@@ -383,7 +391,11 @@ bool Machine::boundary(int64_t rank, int launch) {
     join(b, all);
   cur = bs.front();
   tick();
-  if (launch >= 0 && p.collective != CollectiveKind::Custom) {
+  // reduce and gather define the root's output only.
+  bool rootOnly = p.collective == CollectiveKind::Reduce ||
+                  p.collective == CollectiveKind::Gather;
+  if (launch >= 0 && p.collective != CollectiveKind::Custom &&
+      !(rootOnly && rank != p.root)) {
     // The consumer of the collective reads the output.
     for (int64_t i = 0; i < p.outputChunks; ++i) {
       auto [buf, idx] = outputSlot(rank, i);

@@ -343,17 +343,20 @@ Value Evaluator::evalChunk(const ast::ChunkExpr &e) {
     switch (collective) {
     case CollectiveKind::AllReduce:
     case CollectiveKind::Broadcast:
+    case CollectiveKind::Reduce:
     case CollectiveKind::AllToAll:
       if (info == input)
         v.buffer = output;
       break;
     case CollectiveKind::AllGather:
+    case CollectiveKind::Gather:
       if (info == input) {
         v.buffer = output;
         v.index += rank * chunks;
       }
       break;
     case CollectiveKind::ReduceScatter:
+    case CollectiveKind::Scatter:
       if (info == output) {
         v.buffer = input;
         v.index += rank * chunks;

@@ -137,6 +137,9 @@ bool Evaluator::evalHeader(const ast::AlgorithmDecl &algo) {
                    .Case("reducescatter", CollectiveKind::ReduceScatter)
                    .Case("broadcast", CollectiveKind::Broadcast)
                    .Case("alltoall", CollectiveKind::AllToAll)
+                   .Case("reduce", CollectiveKind::Reduce)
+                   .Case("gather", CollectiveKind::Gather)
+                   .Case("scatter", CollectiveKind::Scatter)
                    .Default(CollectiveKind::Custom);
   int64_t root = 0, customIn = 0, customOut = 0;
   bool ok = true;
@@ -183,11 +186,14 @@ bool Evaluator::evalHeader(const ast::AlgorithmDecl &algo) {
   switch (collective) {
   case CollectiveKind::AllReduce:
   case CollectiveKind::Broadcast:
+  case CollectiveKind::Reduce:
     break;
   case CollectiveKind::AllGather:
+  case CollectiveKind::Gather:
     out = n * k;
     break;
   case CollectiveKind::ReduceScatter:
+  case CollectiveKind::Scatter:
     in = n * k;
     break;
   case CollectiveKind::AllToAll:

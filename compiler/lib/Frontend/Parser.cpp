@@ -190,7 +190,8 @@ ast::DeclPtr Parser::parseAlgorithm() {
     return nullptr;
   if (!cur().is(TokenKind::Ident)) {
     errorAtCur("expected a collective (allreduce, allgather, reducescatter, "
-               "broadcast, alltoall or custom), found " +
+               "broadcast, reduce, gather, scatter, alltoall or custom), "
+               "found " +
                found());
     return nullptr;
   }

@@ -26,6 +26,12 @@ llvm::StringRef mscclc::stringifyCollective(CollectiveKind kind) {
     return "alltoall";
   case CollectiveKind::Custom:
     return "custom";
+  case CollectiveKind::Reduce:
+    return "reduce";
+  case CollectiveKind::Gather:
+    return "gather";
+  case CollectiveKind::Scatter:
+    return "scatter";
   }
   return "?";
 }
@@ -113,7 +119,10 @@ void mscclc::printProgram(const Program &p, llvm::raw_ostream &os) {
      << " input=" << p.inputChunks << " output=" << p.outputChunks;
   if (p.inPlace)
     os << " inplace";
-  if (p.collective == CollectiveKind::Broadcast)
+  if (p.collective == CollectiveKind::Broadcast ||
+      p.collective == CollectiveKind::Reduce ||
+      p.collective == CollectiveKind::Gather ||
+      p.collective == CollectiveKind::Scatter)
     os << " root=" << p.root;
   os << "\n";
   for (const ScratchBuffer &s : p.scratch)

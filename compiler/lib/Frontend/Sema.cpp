@@ -162,14 +162,15 @@ void Sema::checkOptions(const AlgorithmDecl &algo) {
   llvm::StringRef c = algo.collective;
   bool known = llvm::StringSwitch<bool>(c)
                    .Cases({"allreduce", "allgather", "reducescatter",
-                           "broadcast", "alltoall", "custom"},
+                           "broadcast", "reduce", "gather", "scatter",
+                           "alltoall", "custom"},
                           true)
                    .Default(false);
   if (!known) {
     diag.error(algo.collectiveLoc,
                "unknown collective '" + c +
                    "' (expected allreduce, allgather, reducescatter, "
-                   "broadcast, alltoall or custom)");
+                   "broadcast, reduce, gather, scatter, alltoall or custom)");
     return;
   }
   llvm::StringMap<Loc> seen;
@@ -183,7 +184,8 @@ void Sema::checkOptions(const AlgorithmDecl &algo) {
     bool isFlag = opt.name == "inplace";
     bool allowed =
         opt.name == "chunks" || (opt.name == "inplace" && c != "custom") ||
-        (opt.name == "root" && c == "broadcast") ||
+        (opt.name == "root" && (c == "broadcast" || c == "reduce" ||
+                                c == "gather" || c == "scatter")) ||
         ((opt.name == "input" || opt.name == "output") && c == "custom");
     if (!allowed) {
       diag.error(opt.loc, "'" + c + "' takes no option '" + opt.name + "'");

@@ -69,6 +69,12 @@ mscl::CollectiveKind toDialect(CollectiveKind kind) {
     return mscl::CollectiveKind::alltoall;
   case CollectiveKind::Custom:
     return mscl::CollectiveKind::custom;
+  case CollectiveKind::Reduce:
+    return mscl::CollectiveKind::reduce;
+  case CollectiveKind::Gather:
+    return mscl::CollectiveKind::gather;
+  case CollectiveKind::Scatter:
+    return mscl::CollectiveKind::scatter;
   }
   return mscl::CollectiveKind::custom;
 }
@@ -97,12 +103,14 @@ void Generator::declareBuffers() {
                            packet ? builder.getUnitAttr() : UnitAttr());
   };
   // Out of place, both user buffers exist. In place, only the canonical one:
-  // the larger buffer (input for reducescatter, output otherwise), unless
+  // the larger buffer (input for reducescatter and scatter, output
+  // otherwise), unless
   // the program never touches it and uses the other name throughout.
   bool wantInput = true, wantOutput = true;
   if (program.inPlace) {
     bool inputIsCanonical =
-        program.collective == CollectiveKind::ReduceScatter;
+        program.collective == CollectiveKind::ReduceScatter ||
+        program.collective == CollectiveKind::Scatter;
     if (referencedBuffers.count("input") && !referencedBuffers.count("output"))
       inputIsCanonical = true;
     else if (referencedBuffers.count("output") &&

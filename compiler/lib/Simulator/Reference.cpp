@@ -13,6 +13,7 @@ using namespace mscclc::sim;
 int64_t mscclc::sim::inputElements(const Model &model, const Layout &layout) {
   switch (model.collective) {
   case CollectiveKind::reducescatter:
+  case CollectiveKind::scatter:
   case CollectiveKind::alltoall:
     return model.ranks * layout.count;
   case CollectiveKind::custom:
@@ -28,8 +29,7 @@ mscclc::sim::makeInputs(const Model &model, const Layout &layout,
   std::mt19937_64 gen(seed);
   int64_t n = inputElements(model, layout);
   std::vector<std::vector<Word>> inputs(model.ranks);
-  bool isReduce = model.collective == CollectiveKind::allreduce ||
-                  model.collective == CollectiveKind::reducescatter;
+  bool isReduce = isReduction(model.collective);
   for (auto &in : inputs) {
     in.resize(n);
     for (Word &w : in) {
@@ -56,8 +56,7 @@ Reference::Reference(const Model &model, const Layout &layout,
                      std::vector<std::vector<Word>> inputs)
     : model(model), layout(layout), type(type), reduce(reduce),
       in(std::move(inputs)) {
-  if (model.collective == CollectiveKind::allreduce ||
-      model.collective == CollectiveKind::reducescatter) {
+  if (isReduction(model.collective)) {
     int64_t size = in.empty() ? 0 : in[0].size();
     reduced.resize(size);
     for (int64_t i = 0; i < size; ++i)
@@ -101,6 +100,26 @@ Expected Reference::reduceElement(int64_t index) const {
   return e;
 }
 
+LogicalResult Reference::checkUntouched(const Machine &machine,
+                                        int rank) const {
+  const BufferInfo &outInfo = model.buffers[model.output];
+  int64_t size = layout.size(outInfo);
+  for (int64_t i = 0; i < size; ++i) {
+    Operation *writer = machine.lastWriter(rank, model.output, i);
+    if (!writer)
+      continue;
+    emitError(writer->getLoc())
+        << "wrong result of " << stringifyCollectiveKind(model.collective)
+        << ": the operation shown writes rank " << rank << " "
+        << outInfo.name << "[" << layout.chunkOf(outInfo, i) << "] element "
+        << i << ", but only the root's (rank " << model.root
+        << ") output belongs to the collective; other ranks may pass no "
+           "receive buffer";
+    return failure();
+  }
+  return success();
+}
+
 LogicalResult Reference::check(const Machine &machine) const {
   int n = model.ranks;
   int64_t count = layout.count;
@@ -111,11 +130,19 @@ LogicalResult Reference::check(const Machine &machine) const {
   const std::vector<std::vector<Word>> &inputs = in;
 
   for (int r = 0; r < n; ++r) {
+    if (resultAtRootOnly(kind) && r != model.root) {
+      if (failed(checkUntouched(machine, r)))
+        return failure();
+      continue;
+    }
     // Where rank r's result lives and how many elements it has.
     int64_t offset = 0, size = count;
-    if (kind == CollectiveKind::allgather || kind == CollectiveKind::alltoall)
+    if (kind == CollectiveKind::allgather ||
+        kind == CollectiveKind::gather || kind == CollectiveKind::alltoall)
       size = n * count;
-    if (kind == CollectiveKind::reducescatter && model.inplace)
+    if ((kind == CollectiveKind::reducescatter ||
+         kind == CollectiveKind::scatter) &&
+        model.inplace)
       offset = r * count;
     const std::vector<Word> &out = machine.data(r, model.output);
     int64_t wrong = 0, firstWrong = -1;
@@ -124,13 +151,18 @@ LogicalResult Reference::check(const Machine &machine) const {
       Expected e;
       switch (kind) {
       case CollectiveKind::allreduce:
+      case CollectiveKind::reduce:
         e = reduced[i];
         break;
       case CollectiveKind::reducescatter:
         e = reduced[r * count + i];
         break;
       case CollectiveKind::allgather:
+      case CollectiveKind::gather:
         e.exact = inputs[i / count][i % count];
+        break;
+      case CollectiveKind::scatter:
+        e.exact = inputs[model.root][r * count + i];
         break;
       case CollectiveKind::broadcast:
         e.exact = inputs[model.root][i];

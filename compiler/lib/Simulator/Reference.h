@@ -38,6 +38,9 @@ public:
 
 private:
   Expected reduceElement(int64_t index) const;
+  /// reduce and gather: a non-root rank's output must stay unwritten (in
+  /// place, it is that rank's read-only input).
+  mlir::LogicalResult checkUntouched(const Machine &machine, int rank) const;
 
   const Model &model;
   Layout layout;

@@ -54,9 +54,12 @@ void Machine::initInputs(const std::vector<std::vector<Word>> &inputs) {
   int64_t size = layout.size(info);
   for (int r = 0; r < model.ranks; ++r) {
     const std::vector<Word> &in = inputs[r];
-    // In-place allgather: the rank's input is its block of the output.
+    // In-place allgather and gather: the rank's input is its block of the
+    // output.
     int64_t offset = 0;
-    if (model.inplace && model.collective == mscl::CollectiveKind::allgather)
+    if (model.inplace &&
+        (model.collective == mscl::CollectiveKind::allgather ||
+         model.collective == mscl::CollectiveKind::gather))
       offset = r * layout.count;
     int64_t n = std::min<int64_t>(in.size(), size - offset);
     Access host;

@@ -41,6 +41,7 @@ static double busFactor(CollectiveKind kind, int n) {
   case CollectiveKind::allreduce:
     return 2.0 * (n - 1) / n;
   case CollectiveKind::broadcast:
+  case CollectiveKind::reduce:
   case CollectiveKind::custom:
     return 1;
   default:
@@ -49,11 +50,14 @@ static double busFactor(CollectiveKind kind, int n) {
 }
 
 /// How many counts one byte size holds: the sizes follow nccl-tests, where
-/// allgather, reducescatter and alltoall count the gathered buffer.
+/// allgather, reducescatter, gather, scatter and alltoall count the gathered
+/// buffer.
 static int64_t countFactor(const Model &model) {
   switch (model.collective) {
   case CollectiveKind::allgather:
   case CollectiveKind::reducescatter:
+  case CollectiveKind::gather:
+  case CollectiveKind::scatter:
   case CollectiveKind::alltoall:
     return model.ranks;
   default:

@@ -11,7 +11,8 @@
 // iteration (each one does the same to its slice).
 //
 // At the end, every output chunk of every rank must equal the collective's
-// requirement exactly; a difference is reported at the operation that last
+// requirement exactly (reduce and gather: the root's; the other ranks'
+// output chunks must never have been written); a difference is reported at the operation that last
 // wrote the chunk, naming the rank, the chunk and the first missing,
 // doubled or foreign contribution.
 //
@@ -53,6 +54,10 @@ private:
   llvm::SmallVector<uint32_t, 8> expected(int64_t r, int64_t j) const;
   /// Compares one output chunk; returns false after reporting a difference.
   bool checkChunk(int64_t r, int64_t j);
+  /// Reports the first of `problems` of output chunk `j` of rank `r` (at
+  /// `slot`); returns whether there were none.
+  bool report(int64_t r, int64_t j, int64_t slot,
+              llvm::ArrayRef<std::string> problems);
   std::string contribution(uint32_t key) const;
 
   ProgramOp program;
@@ -66,12 +71,14 @@ private:
   unsigned reports = 0, suppressed = 0;
 
   int64_t inputSlot(int64_t r, int64_t i) const {
-    if (inplace && kind == CollectiveKind::allgather)
+    if (inplace && (kind == CollectiveKind::allgather ||
+                    kind == CollectiveKind::gather))
       return model.slot(r, inBuffer, r * inChunks + i);
     return model.slot(r, inBuffer, i);
   }
   int64_t outputSlot(int64_t r, int64_t j) const {
-    if (inplace && kind == CollectiveKind::reducescatter)
+    if (inplace && (kind == CollectiveKind::reducescatter ||
+                    kind == CollectiveKind::scatter))
       return model.slot(r, outBuffer, r * outChunks + j);
     return model.slot(r, outBuffer, j);
   }
@@ -93,6 +100,12 @@ static const char *collectiveName(CollectiveKind kind) {
     return "alltoall";
   case CollectiveKind::custom:
     return "custom";
+  case CollectiveKind::reduce:
+    return "reduce";
+  case CollectiveKind::gather:
+    return "gather";
+  case CollectiveKind::scatter:
+    return "scatter";
   }
   return "custom";
 }
@@ -109,12 +122,15 @@ LogicalResult CollectiveChecker::setUp() {
   switch (kind) {
   case CollectiveKind::allreduce:
   case CollectiveKind::broadcast:
+  case CollectiveKind::reduce:
     shapeOk = inChunks == outChunks;
     break;
   case CollectiveKind::allgather:
+  case CollectiveKind::gather:
     shapeOk = outChunks == ranks * inChunks;
     break;
   case CollectiveKind::reducescatter:
+  case CollectiveKind::scatter:
     shapeOk = inChunks == ranks * outChunks;
     break;
   case CollectiveKind::alltoall:
@@ -127,11 +143,12 @@ LogicalResult CollectiveChecker::setUp() {
     return program.emitError()
            << "cannot state the " << name
            << " postcondition: input_chunks = " << inChunks
-           << " and output_chunks = " << outChunks << " do not fit an " << name
+           << " and output_chunks = " << outChunks << " do not fit "
+           << (name[0] == 'a' ? "an " : "a ") << name
            << " over " << ranks << " ranks";
-  if (kind == CollectiveKind::broadcast && (root < 0 || root >= ranks))
+  if (hasRoot(kind) && (root < 0 || root >= ranks))
     return program.emitError()
-           << "broadcast root " << root << " is outside 0.." << ranks - 1;
+           << name << " root " << root << " is outside 0.." << ranks - 1;
   auto find = [&](StringRef buffer) {
     auto it = model.bufferIndex.find(buffer);
     return it == model.bufferIndex.end() ? -1 : it->second;
@@ -142,7 +159,10 @@ LogicalResult CollectiveChecker::setUp() {
   } else {
     // The one declared user buffer is both; its size is the larger view.
     inBuffer = outBuffer = find("output") >= 0 ? find("output") : find("input");
-    int64_t want = kind == CollectiveKind::allgather ? outChunks : inChunks;
+    int64_t want = kind == CollectiveKind::allgather ||
+                           kind == CollectiveKind::gather
+                       ? outChunks
+                       : inChunks;
     if (inBuffer >= 0 && model.buffers[inBuffer].chunks != want)
       return program.emitError()
              << "in-place " << name << ": the user buffer has "
@@ -197,13 +217,19 @@ llvm::SmallVector<uint32_t, 8> CollectiveChecker::expected(int64_t r,
   auto key = [&](int64_t q, int64_t i) {
     keys.push_back(static_cast<uint32_t>(q * inChunks + i));
   };
+  // reduce and gather: only the root's output has a requirement (checkChunk).
   switch (kind) {
   case CollectiveKind::allreduce:
+  case CollectiveKind::reduce:
     for (int64_t q = 0; q < ranks; ++q)
       key(q, j);
     break;
   case CollectiveKind::allgather:
+  case CollectiveKind::gather:
     key(j / inChunks, j % inChunks);
+    break;
+  case CollectiveKind::scatter:
+    key(root, r * outChunks + j);
     break;
   case CollectiveKind::reducescatter:
     for (int64_t q = 0; q < ranks; ++q)
@@ -233,10 +259,22 @@ std::string CollectiveChecker::contribution(uint32_t key) const {
 
 bool CollectiveChecker::checkChunk(int64_t r, int64_t j) {
   int64_t slot = outputSlot(r, j);
+  std::vector<std::string> problems;
+  if (resultAtRootOnly(kind) && r != root) {
+    // The user may pass no receive buffer here (NCCL's convention); in place
+    // it is the rank's input, which is read-only on a non-root rank too.
+    if (!lastWriter[slot])
+      return true;
+    problems.push_back(
+        "is written, but only the root's output belongs to the " +
+        std::string(collectiveName(kind)) +
+        " (other ranks may pass no receive buffer): keep partial results in "
+        "scratch");
+    return report(r, j, slot, problems);
+  }
   const Contributions &actual = values[slot];
   llvm::SmallVector<uint32_t, 8> want = expected(r, j);
   // Walk both sorted sequences; collect the differences.
-  std::vector<std::string> problems;
   auto have = actual.getEntries();
   size_t a = 0, w = 0;
   while (a < have.size() || w < want.size()) {
@@ -279,6 +317,11 @@ bool CollectiveChecker::checkChunk(int64_t r, int64_t j) {
     ++a;
     ++w;
   }
+  return report(r, j, slot, problems);
+}
+
+bool CollectiveChecker::report(int64_t r, int64_t j, int64_t slot,
+                               llvm::ArrayRef<std::string> problems) {
   if (problems.empty())
     return true;
   if (reports >= kMaxReports) {

@@ -101,19 +101,29 @@ uint64_t seedOf(int rank, size_t count, DType t, int round) {
 
 /// Elements of rank r's send buffer for the collective.
 size_t sendElems(const std::string &coll, int n, size_t count) {
-  return coll == "reducescatter" || coll == "alltoall" ? count * size_t(n) : count;
+  return coll == "reducescatter" || coll == "scatter" || coll == "alltoall"
+             ? count * size_t(n)
+             : count;
 }
 size_t recvElems(const std::string &coll, int n, size_t count) {
-  return coll == "allgather" || coll == "alltoall" ? count * size_t(n) : count;
+  return coll == "allgather" || coll == "gather" || coll == "alltoall"
+             ? count * size_t(n)
+             : count;
+}
+
+/// reduce and gather define only the root's receive buffer; the program
+/// must leave the other ranks' untouched (NCCL lets them pass none).
+bool resultAtRootOnly(const std::string &coll) {
+  return coll == "reduce" || coll == "gather";
 }
 
 /// Where rank `rank`'s input lives inside the single buffer of an in-place
 /// call, and where its output lives (element offsets).
 size_t inPlaceInputOffset(const std::string &coll, int rank, size_t count) {
-  return coll == "allgather" ? size_t(rank) * count : 0;
+  return coll == "allgather" || coll == "gather" ? size_t(rank) * count : 0;
 }
 size_t inPlaceOutputOffset(const std::string &coll, int rank, size_t count) {
-  return coll == "reducescatter" ? size_t(rank) * count : 0;
+  return coll == "reducescatter" || coll == "scatter" ? size_t(rank) * count : 0;
 }
 
 /// The expected output of `rank`, from every rank's regenerated input.
@@ -132,11 +142,11 @@ std::vector<double> reference(const Example &ex, int n, int rank, size_t count,
       *mag = std::max(*mag, std::fabs(x));
       return x;
     };
-    if (c == "allreduce") {
+    if (c == "allreduce" || c == "reduce") {
       for (size_t i = 0; i < count; ++i)
         ref[i] += v(i);
       *terms = n;
-    } else if (c == "allgather") {
+    } else if (c == "allgather" || c == "gather") {
       for (size_t i = 0; i < count; ++i)
         ref[size_t(r) * count + i] = v(i);
     } else if (c == "reducescatter") {
@@ -147,6 +157,10 @@ std::vector<double> reference(const Example &ex, int n, int rank, size_t count,
       if (r == ex.root)
         for (size_t i = 0; i < count; ++i)
           ref[i] = v(i);
+    } else if (c == "scatter") {
+      if (r == ex.root)
+        for (size_t i = 0; i < count; ++i)
+          ref[i] = v(size_t(rank) * count + i);
     } else if (c == "alltoall") {
       for (size_t i = 0; i < count; ++i)
         ref[size_t(r) * count + i] = v(size_t(rank) * count + i);
@@ -159,6 +173,9 @@ struct Buffers {
   void *send = nullptr, *recv = nullptr;
   void *outPtr = nullptr; ///< where the result is
   size_t recvElemsN = 0;
+  /// The receive buffer as allocated (poison, and in place the input): what
+  /// a non-root rank of reduce and gather must still hold afterwards.
+  std::vector<char> initialRecv;
   bool inPlace = false;
   bool cuMem = false; ///< from mscclcMemAlloc, not cudaMalloc
 };
@@ -207,6 +224,10 @@ Buffers allocate(const Example &ex, int n, int rank, size_t count, DType t,
     b.send = b.recv;
     b.outPtr = static_cast<char *>(b.recv) +
                inPlaceOutputOffset(ex.collective, rank, count) * es;
+    b.initialRecv.assign(total * es, char(0xff));
+    std::copy(host.begin(), host.end(),
+              b.initialRecv.begin() +
+                  inPlaceInputOffset(ex.collective, rank, count) * es);
   } else {
     deviceAlloc(&b.send, std::max<size_t>(sN * es, 2u << 20), cuMem);
     deviceAlloc(&b.recv, std::max<size_t>(rN * es, 2u << 20), cuMem);
@@ -215,6 +236,7 @@ Buffers allocate(const Example &ex, int n, int rank, size_t count, DType t,
     MSCCLC_CUDA_OR_EXIT(
         cudaMemcpy(b.send, host.data(), sN * es, cudaMemcpyHostToDevice));
     b.outPtr = b.recv;
+    b.initialRecv.assign(rN * es, char(0xff));
   }
   return b;
 }
@@ -227,6 +249,18 @@ void release(Buffers &b) {
 
 size_t verify(const Example &ex, const Buffers &b, int n, int rank, size_t count,
               DType t, int round, const std::string &what) {
+  if (resultAtRootOnly(ex.collective) && rank != ex.root) {
+    std::vector<char> now(b.initialRecv.size());
+    MSCCLC_CUDA_OR_EXIT(
+        cudaMemcpy(now.data(), b.recv, now.size(), cudaMemcpyDeviceToHost));
+    if (now == b.initialRecv)
+      return 0;
+    size_t at = std::mismatch(now.begin(), now.end(), b.initialRecv.begin())
+                    .first - now.begin();
+    fprintf(stderr, "  %s: rank %d (not the root) had its receive buffer "
+            "written (byte %zu)\n", what.c_str(), rank, at);
+    return 1;
+  }
   std::vector<char> host(b.recvElemsN * sizeOf(t));
   MSCCLC_CUDA_OR_EXIT(
       cudaMemcpy(host.data(), b.outPtr, host.size(), cudaMemcpyDeviceToHost));

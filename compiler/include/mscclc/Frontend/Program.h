@@ -27,7 +27,10 @@ enum class CollectiveKind {
   ReduceScatter,
   Broadcast,
   AllToAll,
-  Custom
+  Custom,
+  Reduce,
+  Gather,
+  Scatter
 };
 
 enum class ChannelKind { Memory, Port, Switch };

@@ -8,7 +8,9 @@ include "mscl/IR/MsclBase.td"
 def Mscl_CollectiveKind : I32EnumAttr<"CollectiveKind", "collective", [
     I32EnumAttrCase<"allreduce", 0>, I32EnumAttrCase<"allgather", 1>,
     I32EnumAttrCase<"reducescatter", 2>, I32EnumAttrCase<"broadcast", 3>,
-    I32EnumAttrCase<"alltoall", 4>, I32EnumAttrCase<"custom", 5>]> {
+    I32EnumAttrCase<"alltoall", 4>, I32EnumAttrCase<"custom", 5>,
+    I32EnumAttrCase<"reduce", 6>, I32EnumAttrCase<"gather", 7>,
+    I32EnumAttrCase<"scatter", 8>]> {
   let cppNamespace = "::mscl";
   let genSpecializedAttr = 0;
 }

@@ -33,9 +33,11 @@ def CheckCollective : Pass<"mscl-check-collective"> {
     puts copy it, reductions add multisets, a switch reduce adds the chunk
     over the group. At the end every output chunk of every rank must hold
     exactly what the program's collective requires (AllReduce: every rank's
-    chunk i once; AllGather, ReduceScatter, Broadcast, AllToAll likewise;
-    custom collectives are skipped with a remark). In-place programs are
-    checked through the collective's aliasing of input and output.
+    chunk i once; AllGather, ReduceScatter, Broadcast, Scatter, AllToAll
+    likewise; Reduce and Gather at the root, and no other rank's output may
+    be written; custom collectives are skipped with a remark). In-place
+    programs are checked through the collective's aliasing of input and
+    output.
   }];
 }
 

@@ -90,6 +90,11 @@ struct Plan {
   /// Whether any channel of `rank` touches the peer's input/output buffers
   /// (then user buffers must be exchanged between ranks).
   bool needsPeerUserBuffers(int rank) const;
+  /// reduce and gather: only the root's output holds the result (the
+  /// kernels never touch the other ranks' outputs, nor may the runtime).
+  bool resultAtRootOnly() const {
+    return collective == "reduce" || collective == "gather";
+  }
   bool supportsDtype(const std::string &dtype) const;
   bool supportsRedop(const std::string &redop) const;
 };
