@@ -74,6 +74,8 @@ const char *dtypeName(mscclcDataType_t t) {
   case mscclcUint64: return "u64";
   case mscclcInt8: return "i8";
   case mscclcUint8: return "u8";
+  case mscclcFloat8e4m3: return "f8e4m3";
+  case mscclcFloat8e5m2: return "f8e5m2";
   }
   return nullptr;
 }

@@ -221,7 +221,7 @@ size_t dtypeSize(const std::string &d) {
   if (d == "f32" || d == "i32" || d == "u32") return 4;
   if (d == "f16" || d == "bf16") return 2;
   if (d == "f64" || d == "i64" || d == "u64") return 8;
-  if (d == "i8" || d == "u8") return 1;
+  if (d == "i8" || d == "u8" || d == "f8e4m3" || d == "f8e5m2") return 1;
   return 0;
 }
 

@@ -67,8 +67,8 @@ void writePlan(const ProgramInfo &info, llvm::raw_ostream &os,
           j.value(t);
         return;
       }
-      for (const char *t :
-           {"f32", "f16", "bf16", "f64", "i32", "u32", "i64", "u64", "i8", "u8"})
+      for (const char *t : {"f32", "f16", "bf16", "f64", "i32", "u32", "i64",
+                            "u64", "i8", "u8", "f8e4m3", "f8e5m2"})
         j.value(t);
     });
     j.attributeArray("redops", [&] {

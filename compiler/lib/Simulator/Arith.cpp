@@ -24,6 +24,8 @@ std::optional<DataType> mscclc::sim::parseDataType(llvm::StringRef name) {
       .Cases({"u32", "uint32"}, DataType::u32)
       .Cases({"i64", "int64"}, DataType::i64)
       .Cases({"u64", "uint64"}, DataType::u64)
+      .Cases({"f8e4m3", "float8e4m3", "e4m3"}, DataType::f8e4m3)
+      .Cases({"f8e5m2", "float8e5m2", "e5m2"}, DataType::f8e5m2)
       .Default(std::nullopt);
 }
 
@@ -38,8 +40,9 @@ std::optional<ReduceKind> mscclc::sim::parseReduceKind(llvm::StringRef name) {
 }
 
 llvm::StringRef mscclc::sim::stringify(DataType type) {
-  static const char *names[] = {"f32", "f16", "bf16", "f64", "i8",
-                                "u8",  "i32", "u32",  "i64", "u64"};
+  static const char *names[] = {"f32", "f16", "bf16", "f64",    "i8",
+                                "u8",  "i32", "u32",  "i64",    "u64",
+                                "f8e4m3", "f8e5m2"};
   return names[static_cast<int>(type)];
 }
 
@@ -55,6 +58,8 @@ int64_t mscclc::sim::byteSize(DataType type) {
     return 2;
   case DataType::i8:
   case DataType::u8:
+  case DataType::f8e4m3:
+  case DataType::f8e5m2:
     return 1;
   case DataType::f64:
   case DataType::i64:
@@ -67,7 +72,8 @@ int64_t mscclc::sim::byteSize(DataType type) {
 
 bool mscclc::sim::isFloat(DataType type) {
   return type == DataType::f32 || type == DataType::f16 ||
-         type == DataType::bf16 || type == DataType::f64;
+         type == DataType::bf16 || type == DataType::f64 ||
+         type == DataType::f8e4m3 || type == DataType::f8e5m2;
 }
 
 double mscclc::sim::unitRoundoff(DataType type) {
@@ -80,9 +86,112 @@ double mscclc::sim::unitRoundoff(DataType type) {
     return std::ldexp(1.0, -8);
   case DataType::f64:
     return std::ldexp(1.0, -53);
+  case DataType::f8e4m3:
+    return std::ldexp(1.0, -4);
+  case DataType::f8e5m2:
+    return std::ldexp(1.0, -3);
   default:
     return 0;
   }
+}
+
+double mscclc::sim::subnormalSpacing(DataType type) {
+  switch (type) {
+  case DataType::f32:
+    return std::ldexp(1.0, -149);
+  case DataType::f16:
+    return std::ldexp(1.0, -24);
+  case DataType::bf16:
+    return std::ldexp(1.0, -133);
+  case DataType::f64:
+    return std::ldexp(1.0, -1074);
+  case DataType::f8e4m3:
+    return std::ldexp(1.0, -9);
+  case DataType::f8e5m2:
+    return std::ldexp(1.0, -16);
+  default:
+    return 0;
+  }
+}
+
+namespace {
+/// One fp8 format: OCP e4m3 (no infinities; S.1111.111 is NaN, so the
+/// largest finite value is 448) or e5m2 (IEEE-like: infinities and NaNs at
+/// exponent 31, largest finite 57344).
+struct Fp8Format {
+  int mantissaBits, bias;
+  double maxFinite;
+  bool hasInfinity;
+};
+} // namespace
+
+static Fp8Format fp8Format(DataType type) {
+  if (type == DataType::f8e4m3)
+    return {3, 7, 448.0, false};
+  return {2, 15, 57344.0, true};
+}
+
+/// Rounds to the fp8 format as CUDA's float -> fp8 conversion with
+/// __NV_SATFINITE does (the one __nv_fp8_e4m3(float) and the device
+/// library use): to nearest even, subnormals included; a magnitude that
+/// rounds past the largest finite value, infinity included, saturates to
+/// it; NaN stays NaN.
+static double roundFp8(DataType type, double value) {
+  if (std::isnan(value))
+    return value;
+  Fp8Format f = fp8Format(type);
+  double a = std::fabs(value);
+  // The spacing of the values around a: 2^(e - mantissaBits) for a in
+  // [2^e, 2^(e+1)), fixed at the subnormal spacing below the smallest
+  // normal 2^(1 - bias).
+  int exp = 0;
+  if (std::isfinite(a))
+    std::frexp(a, &exp); // a = m * 2^exp, m in [0.5, 1)
+  int e = std::max(exp - 1, 1 - f.bias);
+  double q = a;
+  if (std::isfinite(a)) {
+    double ulp = std::ldexp(1.0, e - f.mantissaBits);
+    q = std::nearbyint(a / ulp) * ulp; // default rounding mode: to even
+  }
+  if (q > f.maxFinite)
+    q = f.maxFinite;
+  return std::copysign(q, value);
+}
+
+uint8_t mscclc::sim::fp8Bits(DataType type, double value) {
+  Fp8Format f = fp8Format(type);
+  if (std::isnan(value))
+    return 0x7f; // CUDA's canonical NaN for both formats
+  double r = roundFp8(type, value);
+  uint8_t sign = std::signbit(r) ? 0x80 : 0;
+  double a = std::fabs(r);
+  if (a == 0)
+    return sign;
+  int exp;
+  std::frexp(a, &exp);
+  int biased = exp - 1 + f.bias;
+  if (biased < 1) // subnormal: a multiple of the subnormal spacing
+    return sign | static_cast<uint8_t>(
+                      a / std::ldexp(1.0, 1 - f.bias - f.mantissaBits));
+  double mantissa = a / std::ldexp(1.0, exp - 1) - 1; // in [0, 1)
+  return sign | static_cast<uint8_t>(biased << f.mantissaBits) |
+         static_cast<uint8_t>(std::ldexp(mantissa, f.mantissaBits));
+}
+
+double mscclc::sim::fp8Value(DataType type, uint8_t bits) {
+  Fp8Format f = fp8Format(type);
+  int expField = (bits & 0x7f) >> f.mantissaBits;
+  int mantissa = bits & ((1 << f.mantissaBits) - 1);
+  double sign = bits & 0x80 ? -1.0 : 1.0;
+  int maxExp = (1 << (7 - f.mantissaBits)) - 1;
+  if (f.hasInfinity && expField == maxExp)
+    return mantissa ? NAN : sign * INFINITY;
+  if (!f.hasInfinity && (bits & 0x7f) == 0x7f)
+    return NAN;
+  if (expField == 0)
+    return sign * std::ldexp(mantissa, 1 - f.bias - f.mantissaBits);
+  return sign * std::ldexp(1.0 + std::ldexp(mantissa, -f.mantissaBits),
+                           expField - f.bias);
 }
 
 static uint32_t floatBits(float f) {
@@ -131,6 +240,10 @@ double mscclc::sim::roundTo(DataType type, double value) {
     return roundF16(static_cast<float>(value));
   case DataType::bf16:
     return roundBF16(static_cast<float>(value));
+  case DataType::f8e4m3:
+  case DataType::f8e5m2:
+    // The device computes in f32 and converts the f32 result.
+    return roundFp8(type, static_cast<float>(value));
   default:
     return value;
   }

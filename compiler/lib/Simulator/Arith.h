@@ -23,8 +23,19 @@ bool isFloat(DataType type);
 /// Unit roundoff of a floating-point type (2^-24 for f32); 0 for integers.
 double unitRoundoff(DataType type);
 
-/// `value` rounded to the nearest value of `type` (to nearest even).
+/// The smallest positive (subnormal) value of a floating-point type: the
+/// spacing of its values near 0, where rounding errors are absolute.
+double subnormalSpacing(DataType type);
+
+/// `value` rounded to the nearest value of `type` (to nearest even), as the
+/// device computes it: 16-bit and 8-bit results are computed in f32 and
+/// converted once; fp8 saturates to its largest finite value.
 double roundTo(DataType type, double value);
+
+/// fp8 encodings (f8e4m3, f8e5m2): the bits CUDA's saturating conversion
+/// gives for `value`, and the value of `bits`.
+uint8_t fp8Bits(DataType type, double value);
+double fp8Value(DataType type, uint8_t bits);
 /// Two's-complement wrap of `bits` to the width of integer `type`.
 Word wrapInt(DataType type, Word bits);
 

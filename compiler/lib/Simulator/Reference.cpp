@@ -78,12 +78,16 @@ Expected Reference::reduceElement(int64_t index) const {
     return e;
   e.approximate = true;
   double u = unitRoundoff(type);
+  // Below the smallest normal the error of a rounding is absolute, up to
+  // half the subnormal spacing; n spacings cover the n roundings (this
+  // matters for fp8, whose spacing is 2^-9 or 2^-16).
+  double tiny = n * subnormalSpacing(type);
   if (reduce == ReduceKind::prod) {
     double prod = 1;
     for (int p = 0; p < n; ++p)
       prod *= toDouble(in[p][index]);
     e.value = prod;
-    e.tolerance = 2.0 * n * u * std::fabs(prod);
+    e.tolerance = 2.0 * n * u * std::fabs(prod) + tiny;
     return e;
   }
   double sum = 0, abs = 0;
@@ -92,10 +96,11 @@ Expected Reference::reduceElement(int64_t index) const {
     abs += std::fabs(toDouble(in[p][index]));
   }
   e.value = sum;
-  e.tolerance = n * u * abs + u * std::fabs(sum);
+  e.tolerance = n * u * abs + u * std::fabs(sum) + tiny;
   if (reduce == ReduceKind::avg) {
     e.value /= n;
-    e.tolerance = e.tolerance / n + 2 * u * std::fabs(e.value);
+    e.tolerance = e.tolerance / n + 2 * u * std::fabs(e.value) +
+                  subnormalSpacing(type);
   }
   return e;
 }

@@ -10,6 +10,7 @@
 //
 //   runtime-gpu-collectives --examples DIR [--only a,b] [--models group,procs]
 //       [--types f32,f16,bf16,i32] [--max-bytes N] [--quick] [--instances K]
+//       (also f8e4m3,f8e5m2: data on a grid where sums are exact)
 //       [--memalloc]   (user buffers from mscclcMemAlloc instead of cudaMalloc;
 //                       one-process model only)
 //       [--ranks N]    (N ranks over the GPUs present, several per GPU where
@@ -91,6 +92,8 @@ void fill(DType t, void *buf, size_t n, uint64_t seed) {
     case DType::F16: static_cast<__half *>(buf)[i] = __float2half(f); break;
     case DType::BF16: static_cast<__nv_bfloat16 *>(buf)[i] = __float2bfloat16(f); break;
     case DType::I32: static_cast<int32_t *>(buf)[i] = int32_t(h % 200001) - 100000; break;
+    case DType::F8E4M3:
+    case DType::F8E5M2: storeFp8(t, buf, i, fp8TestValue(t, f)); break;
     }
   }
 }

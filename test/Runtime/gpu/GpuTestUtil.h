@@ -1,6 +1,6 @@
 //===- GpuTestUtil.h - Shared helpers of the runtime GPU tests -*- C++ -*-===//
 //
-// Random data in the four checked types, CPU references for the
+// Random data in the checked types, CPU references for the
 // collectives, comparison with type-aware tolerances, and the exit codes
 // ctest reads (77 = skipped: no GPU).
 //
@@ -14,6 +14,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -101,7 +102,9 @@ inline bool chooseLayout(int ranks, RankLayout *out) {
   return true;
 }
 
-enum class DType { F32, F16, BF16, I32 };
+enum class DType { F32, F16, BF16, I32, F8E4M3, F8E5M2 };
+
+inline bool isFp8(DType t) { return t == DType::F8E4M3 || t == DType::F8E5M2; }
 
 inline const char *name(DType t) {
   switch (t) {
@@ -109,10 +112,14 @@ inline const char *name(DType t) {
   case DType::F16: return "f16";
   case DType::BF16: return "bf16";
   case DType::I32: return "i32";
+  case DType::F8E4M3: return "f8e4m3";
+  case DType::F8E5M2: return "f8e5m2";
   }
   return "?";
 }
 inline size_t sizeOf(DType t) {
+  if (isFp8(t))
+    return 1;
   return t == DType::F16 || t == DType::BF16 ? 2 : 4;
 }
 inline mscclcDataType_t apiType(DType t) {
@@ -121,6 +128,8 @@ inline mscclcDataType_t apiType(DType t) {
   case DType::F16: return mscclcFloat16;
   case DType::BF16: return mscclcBfloat16;
   case DType::I32: return mscclcInt32;
+  case DType::F8E4M3: return mscclcFloat8e4m3;
+  case DType::F8E5M2: return mscclcFloat8e5m2;
   }
   return mscclcFloat32;
 }
@@ -129,8 +138,30 @@ inline bool parseType(const std::string &s, DType *t) {
   else if (s == "f16") *t = DType::F16;
   else if (s == "bf16") *t = DType::BF16;
   else if (s == "i32") *t = DType::I32;
+  else if (s == "f8e4m3") *t = DType::F8E4M3;
+  else if (s == "f8e5m2") *t = DType::F8E5M2;
   else return false;
   return true;
+}
+
+/// fp8 test data: a value in [-1, 1) snapped to a grid on which every sum
+/// of up to 8 ranks' values is exact in the type (halves for e4m3, whose
+/// spacing reaches 0.5 only at 4..8; whole numbers for e5m2), so that sums
+/// compare exactly and a lost or doubled contribution always shows.
+inline float fp8TestValue(DType t, float f) {
+  float grid = t == DType::F8E4M3 ? 0.5f : 1.0f;
+  return std::nearbyint(f / grid) * grid;
+}
+inline void storeFp8(DType t, void *base, size_t i, float f) {
+  unsigned char bits = __nv_cvt_float_to_fp8(
+      f, __NV_SATFINITE, t == DType::F8E4M3 ? __NV_E4M3 : __NV_E5M2);
+  static_cast<unsigned char *>(base)[i] = bits;
+}
+inline double loadFp8(DType t, const void *base, size_t i) {
+  __half_raw h = __nv_cvt_fp8_to_halfraw(
+      static_cast<const unsigned char *>(base)[i],
+      t == DType::F8E4M3 ? __NV_E4M3 : __NV_E5M2);
+  return double(__half2float(__half(h)));
 }
 
 /// Host values as double, from raw bytes of type t.
@@ -141,6 +172,8 @@ inline double load(DType t, const void *base, size_t i) {
   case DType::BF16:
     return double(__bfloat162float(static_cast<const __nv_bfloat16 *>(base)[i]));
   case DType::I32: return double(static_cast<const int32_t *>(base)[i]);
+  case DType::F8E4M3:
+  case DType::F8E5M2: return loadFp8(t, base, i);
   }
   return 0;
 }
@@ -159,6 +192,8 @@ inline void fillRandom(DType t, void *base, size_t n, uint64_t seed) {
       static_cast<__nv_bfloat16 *>(base)[i] = __float2bfloat16(real(rng));
       break;
     case DType::I32: static_cast<int32_t *>(base)[i] = integer(rng); break;
+    case DType::F8E4M3:
+    case DType::F8E5M2: storeFp8(t, base, i, fp8TestValue(t, real(rng))); break;
     }
   }
 }
@@ -167,7 +202,7 @@ inline void fillRandom(DType t, void *base, size_t n, uint64_t seed) {
 /// add in any order and round every partial sum to the type.
 inline double tolerance(DType t, int terms, double mag) {
   double eps = t == DType::F32 ? 1.2e-7 : t == DType::F16 ? 9.8e-4 : 7.9e-3;
-  if (t == DType::I32)
+  if (t == DType::I32 || isFp8(t)) // fp8 data makes every sum exact
     return 0;
   return (terms + 1) * eps * std::max(1.0, mag) * terms;
 }

@@ -30,7 +30,22 @@ namespace mscclc {
 namespace sim {
 
 /// Element types the simulator computes in (each rounds like the GPU type).
-enum class DataType { f32, f16, bf16, f64, i8, u8, i32, u32, i64, u64 };
+/// f8e4m3 and f8e5m2 are the OCP fp8 formats (NCCL's ncclFloat8e4m3 and
+/// ncclFloat8e5m2, CUDA's __nv_fp8_e4m3 and __nv_fp8_e5m2).
+enum class DataType {
+  f32,
+  f16,
+  bf16,
+  f64,
+  i8,
+  u8,
+  i32,
+  u32,
+  i64,
+  u64,
+  f8e4m3,
+  f8e5m2
+};
 /// The run-time reduction operator.
 enum class ReduceKind { sum, prod, min, max, avg };
 
