@@ -96,6 +96,30 @@ bool KernelEmitter::emitElementwise(Operation *op, ArrayRef<Operand> srcs,
                         << s.buffer->name << "'; LL packets are read locally";
       return false;
     }
+  // Sources are reduced in the order the op lists them. The device library
+  // takes plain sources first unless told, a bit per source, where the
+  // packets sit.
+  uint64_t order = 0;
+  unsigned packets = 0;
+  for (auto [i, s] : llvm::enumerate(srcs)) {
+    if (!s.isPacket())
+      continue;
+    if (srcs.size() > 64) {
+      op->emitOpError() << "reduces " << srcs.size()
+                        << " sources, some of them LL packets; at most 64 "
+                           "are supported";
+      return false;
+    }
+    order |= uint64_t(1) << i;
+    ++packets;
+  }
+  const unsigned plain = unsigned(srcs.size()) - packets;
+  const uint64_t plainFirst =
+      packets == 0 ? 0
+      : packets == 64 ? ~uint64_t(0)
+                      : ((uint64_t(1) << packets) - 1) << plain;
+  const std::string orderArg =
+      order == plainFirst ? "" : ", 0x" + llvm::utohexstr(order) + "ull";
   SmallVector<Operand> all(srcs.begin(), srcs.end());
   all.append(dsts.begin(), dsts.end());
   body.open();
@@ -112,7 +136,7 @@ bool KernelEmitter::emitElementwise(Operation *op, ArrayRef<Operand> srcs,
   };
   body.line() << "const Operands<" << plainSrc.size() << ", "
               << packetSrc.size() << ", " << plainDst.size() << ", "
-              << packetDst.size() << "> o = {\n";
+              << packetDst.size() << orderArg << "> o = {\n";
   body.line() << "    " << list(plainSrc) << ",\n";
   body.line() << "    " << list(packetSrc) << ",\n";
   body.line() << "    " << list(plainDst) << ",\n";

@@ -24,9 +24,23 @@
 namespace mscclc {
 namespace dev {
 
+/// The default source order: the plain sources, then the packet sources.
+template <int NS, int NK> struct PlainSourcesFirst {
+  static constexpr u64 value =
+      NK >= 64 ? ~u64(0) << NS : ((u64(1) << NK) - 1) << NS;
+};
+
 /// The operands of one elementwise operation. Arrays have at least one
 /// entry so that empty lists compile; only the first N* are used.
-template <int NS, int NK, int ND, int NL> struct Operands {
+///
+/// `Order` is the order in which the program lists the sources: bit i set
+/// means source i is a packet source (the next of pin[]), clear means the
+/// next of src[]. Sources are reduced left to right in that order, so that
+/// ranks listing the same sources alike get the same bits whichever of
+/// them arrive as packets.
+template <int NS, int NK, int ND, int NL,
+          u64 Order = PlainSourcesFirst<NS, NK>::value>
+struct Operands {
   const T *src[NS > 0 ? NS : 1];
   const LLPacket *pin[NK > 0 ? NK : 1];
   T *dst[ND > 0 ? ND : 1];
@@ -210,12 +224,14 @@ __device__ MSCCLC_OP_INLINE void plainOp(const Operands<NS, 0, ND, 0> &o,
 /// Operations reading or writing LL packets: one step (kStepBytes) per
 /// thread and iteration. Plain sources are loaded before the packets are
 /// awaited, and every packet is read once before any is spun on, so the
-/// loads overlap instead of costing one round trip each.
-template <int NS, int NK, int ND, int NL>
+/// loads overlap instead of costing one round trip each; then the sources
+/// are reduced in the program's order (Operands' `Order`).
+template <int NS, int NK, int ND, int NL, u64 Order>
 __device__ MSCCLC_OP_INLINE void packetOp(const Ctx &ctx, const Site &site,
-                                          const Operands<NS, NK, ND, NL> &o,
+                                          const Operands<NS, NK, ND, NL, Order> &o,
                                           u64 n) {
   static_assert(NS + NK >= 1, "an operation needs a source");
+  static_assert(NK == 0 || NS + NK <= 64, "Order has a bit per source");
   const u64 bytes = n * sizeof(T);
   const u64 steps = (bytes + kStepBytes - 1) / kStepBytes;
   constexpr u64 perStep = kStepBytes / sizeof(T);
@@ -223,26 +239,26 @@ __device__ MSCCLC_OP_INLINE void packetOp(const Ctx &ctx, const Site &site,
     const u32 valid =
         static_cast<u32>(umin(kStepBytes, bytes - q * kStepBytes));
     const u64 pq = q * kPacketsPerStep;
+    Step plain[NS > 0 ? NS : 1];
+#pragma unroll
+    for (int s = 0; s < NS; ++s)
+      plain[s] = loadStep<Step>(o.src[s] + q * perStep, valid);
+    Step got[NK > 0 ? NK : 1];
+    bool ready[NK > 0 ? NK : 1];
+#pragma unroll
+    for (int k = 0; k < NK; ++k)
+      ready[k] = tryReadStep(o.pin[k] + pq, ctx.flag, got[k]);
+#pragma unroll
+    for (int k = 0; k < NK; ++k)
+      if (!ready[k])
+        got[k] = readStep<Step>(ctx, site, o.pin[k] + pq, ctx.flag);
     Step v;
     setZero(v);
-    if (NS > 0)
-      v = loadStep<Step>(o.src[0] + q * perStep, valid);
+    int s = 0, k = 0;
 #pragma unroll
-    for (int s = 1; s < NS; ++s)
-      v = reduceLanes<T, RedOp>(v,
-                                loadStep<Step>(o.src[s] + q * perStep, valid));
-    if (NK > 0) {
-      Step got[NK > 0 ? NK : 1];
-      bool ready[NK > 0 ? NK : 1];
-#pragma unroll
-      for (int k = 0; k < NK; ++k)
-        ready[k] = tryReadStep(o.pin[k] + pq, ctx.flag, got[k]);
-#pragma unroll
-      for (int k = 0; k < NK; ++k) {
-        if (!ready[k])
-          got[k] = readStep<Step>(ctx, site, o.pin[k] + pq, ctx.flag);
-        v = (NS == 0 && k == 0) ? got[k] : reduceLanes<T, RedOp>(v, got[k]);
-      }
+    for (int i = 0; i < NS + NK; ++i) {
+      const Step x = (Order >> i) & 1 ? got[k++] : plain[s++];
+      v = i == 0 ? x : reduceLanes<T, RedOp>(v, x);
     }
 #pragma unroll
     for (int d = 0; d < ND; ++d)
@@ -254,9 +270,9 @@ __device__ MSCCLC_OP_INLINE void packetOp(const Ctx &ctx, const Site &site,
 }
 
 /// Runs one elementwise operation over n elements with the whole block.
-template <int NS, int NK, int ND, int NL>
+template <int NS, int NK, int ND, int NL, u64 Order>
 __device__ __forceinline__ void elementwise(const Ctx &ctx, const Site &site,
-                                            const Operands<NS, NK, ND, NL> &o,
+                                            const Operands<NS, NK, ND, NL, Order> &o,
                                             u64 n) {
   if constexpr (NK == 0 && NL == 0)
     plainOp<NS, ND>(o, n);
