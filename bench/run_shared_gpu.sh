@@ -32,9 +32,15 @@ for r in "${@:-2 4 8}"; do
   step "selftest-$r" 300 "${queues[@]}" $B/runtime-gpu-selftest --quick --ranks "$r"
   step "timeout-$r" 120 $B/runtime-gpu-selftest --timeout-test --ranks "$r"
   step "abort-$r" 120 $B/runtime-gpu-selftest --abort-test --ranks "$r"
+  # Every stdlib algorithm, fp32/fp16/bf16/int32, 1 element to 64 MiB,
+  # in and out of place, 100 back-to-back launches; then 8 instances
+  # (shapes that do not fit the GPU are refused: SKIP lines).
   step "collectives-$r" 600 "${queues[@]}" $B/runtime-gpu-collectives \
+    --examples stdlib --models group --types f32,f16,bf16,i32 \
+    --max-bytes 67108864 --repeat 100 --ranks "$r"
+  step "collectives-$r-i8" 600 "${queues[@]}" $B/runtime-gpu-collectives \
     --examples stdlib --models group --quick --types f32,bf16 \
-    --max-bytes 1048576 --repeat 10 --ranks "$r"
+    --max-bytes 67108864 --repeat 100 --instances 8 --ranks "$r"
   # mscclcRunCollective: the stdlib selection's picks for every collective.
   step "run-collective-$r" 600 "${queues[@]}" $B/runtime-gpu-run-collective \
     --quick --max-bytes 4194304 --ranks "$r"
