@@ -88,7 +88,7 @@ int main(int argc, char **argv) {
     else if (a == "--addr" && i + 1 < argc) addr = argv[++i];
     else rest.push_back(a);
   }
-  std::string file = rest.size() > 0 ? rest[0] : "examples/allreduce_2pa_hb.mscl";
+  std::string file = rest.size() > 0 ? rest[0] : "stdlib/allreduce_2pa_hb.mscl";
   size_t count = rest.size() > 1 ? strtoull(rest[1].c_str(), nullptr, 10) : 1000003;
 
   if (rank >= 0) {

@@ -206,10 +206,14 @@ Status stdlibDir(std::string *out) {
     std::string lib = info.dli_fname;
     size_t slash = lib.rfind('/');
     std::string libDir = slash == std::string::npos ? "." : lib.substr(0, slash);
-    std::string installed = libDir + "/../share/mscclc/stdlib";
-    if (isFile(installed + "/algorithms.json")) {
-      *out = installed;
-      return Status::ok();
+    // <prefix>/lib/libmscclc.so, or <prefix>/lib/<multiarch>/ (Debian's
+    // GNUInstallDirs under /usr).
+    for (const char *up : {"/../share/mscclc/stdlib", "/../../share/mscclc/stdlib"}) {
+      std::string installed = libDir + up;
+      if (isFile(installed + "/algorithms.json")) {
+        *out = installed;
+        return Status::ok();
+      }
     }
   }
   std::string source = MSCCLC_SOURCE_STDLIB_DIR;
