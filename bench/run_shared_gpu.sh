@@ -43,6 +43,6 @@ for r in "${@:-2 4 8}"; do
     --max-bytes 67108864 --repeat 100 --instances 8 --ranks "$r"
   # mscclcRunCollective: the stdlib selection's picks for every collective.
   step "run-collective-$r" 600 "${queues[@]}" $B/runtime-gpu-run-collective \
-    --quick --max-bytes 4194304 --ranks "$r"
+    --quick --max-bytes 16777216 --ranks "$r"
 done
 grep -h "^FAIL" "$OUT"/*.log | sort -u | head -20
