@@ -216,7 +216,8 @@ mscclcResult_t mscclcCollectiveSupported(mscclcComm_t comm,
 /* Selects the stdlib algorithm, compiles it once (cached per process and in
  * the kernel cache) and runs it on `stream`; collective like
  * mscclcProgramRun (every rank calls it with the same arguments but
- * buffers and stream), and queued like it inside a group. A call the
+ * buffers and stream, in place on all ranks or on none), and queued like
+ * it inside a group. A call the
  * library cannot serve returns mscclcUnsupported and runs nothing. */
 mscclcResult_t mscclcRunCollective(mscclcComm_t comm, mscclcCollective_t coll,
                                    const void *sendbuff, void *recvbuff,
