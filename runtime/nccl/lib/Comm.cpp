@@ -126,6 +126,13 @@ Outcome initFallback(ncclComm *c, const RealNccl *real) {
 Outcome nativeAsyncError(ncclComm *c) {
   if (!c->native)
     return Outcome::success();
+  auto now = std::chrono::steady_clock::now();
+  {
+    std::lock_guard<std::mutex> lock(c->mutex);
+    if (now - c->lastPeek < std::chrono::milliseconds(1))
+      return Outcome::success(); // a recorded error stays in asyncError
+    c->lastPeek = now;
+  }
   mscclcResult_t recorded = mscclcSuccess;
   RelaxedCapture relaxed; // watchdogs poll while other threads capture
   mscclcResult_t r = mscclcCommGetAsyncError(c->native, &recorded);

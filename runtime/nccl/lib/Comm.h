@@ -23,6 +23,7 @@
 
 #include "mscclc/runtime/Bootstrap.h"
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <map>
@@ -111,6 +112,8 @@ struct ncclComm {
   std::map<int, mscclc::nccl::PreMulSumOp> ops;
   int nextOp = ncclNumOps;
   std::set<std::pair<int, int>> logged; ///< (collective, size bucket)
+  /// When nativeAsyncError last read the kernels' error records.
+  std::chrono::steady_clock::time_point lastPeek;
   std::map<void *, std::unique_ptr<std::pair<void *, size_t>>> registrations;
   std::map<ncclWindow_t, std::unique_ptr<ncclWindow_vidmem>> windows;
 };
@@ -140,7 +143,9 @@ void startInit(ncclComm *c, const rt::UniqueId &id, bool onThread);
 Outcome destroyComm(ncclComm *c, bool abort);
 
 /// An error this rank's mscclc kernels recorded (a wait that timed out),
-/// read without waiting for their streams; success when none.
+/// read without waiting for their streams; success when none. Reads at
+/// most once a millisecond: polling loops (nccl-tests' stream wait, a
+/// watchdog) would otherwise add a copy per poll.
 Outcome nativeAsyncError(ncclComm *c);
 
 /// Whether MSCCLC_ALLOW_SHARED_GPU=1 lets several ranks share a GPU.
