@@ -10,8 +10,9 @@
 //       a CPU reference; several collectives aggregated in one group; CUDA
 //       graph capture (after a first call, and as a communicator's very
 //       first call); PreMulSum (natively or refused with its reason on a
-//       shared GPU); destroyed operators and communicators refused; the
-//       shared GPU refused without MSCCLC_ALLOW_SHARED_GPU.
+//       shared GPU); split; a non-blocking communicator; destroyed
+//       operators and communicators refused; the shared GPU refused
+//       without MSCCLC_ALLOW_SHARED_GPU.
 //   --timeout-test: rank 0 alone in an all-reduce: its kernel times out
 //       (MSCCLC_TIMEOUT_MS=2000) and ncclCommGetAsyncError reports it
 //       without blocking.
@@ -615,6 +616,36 @@ void testQueriesAndErrors(const World &w) {
         "ncclMemAlloc/ncclMemFree");
 }
 
+/// A non-blocking communicator (config.blocking = 0): ncclInProgress (or
+/// success) at once, then ncclCommGetAsyncError reaches ncclSuccess.
+void testNonBlockingInit() {
+  ncclUniqueId id;
+  ncclComm_t comm = nullptr;
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  CUDA_OK(cudaSetDevice(0));
+  ncclResult_t res = ncclGetUniqueId(&id);
+  if (res == ncclSuccess)
+    res = ncclCommInitRankConfig(&comm, 1, id, 0, &config);
+  check((res == ncclInProgress || res == ncclSuccess) && comm,
+        std::string("non-blocking ncclCommInitRankConfig returns at once: ") +
+            ncclGetErrorString(res));
+  ncclResult_t state = ncclInProgress;
+  auto start = std::chrono::steady_clock::now();
+  while (comm && state == ncclInProgress &&
+         std::chrono::steady_clock::now() - start < std::chrono::seconds(120)) {
+    if (ncclCommGetAsyncError(comm, &state) != ncclSuccess)
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  check(state == ncclSuccess, std::string("the non-blocking communicator completes: ") +
+                                  ncclGetErrorString(state) + " " + lastError());
+  int n = 0;
+  check(comm && ncclCommCount(comm, &n) == ncclSuccess && n == 1, "and is usable");
+  if (comm)
+    ncclCommDestroy(comm);
+}
+
 /// Split into even and odd ranks (one group from this thread), then an
 /// all-reduce on each half.
 void testSplit(const World &w) {
@@ -766,6 +797,7 @@ int collectivesTest(int ranks, bool quick) {
   testGraph(w, true);
   testPreMulSum(w, false);
   testSplit(w);
+  testNonBlockingInit();
   endWorld(&w);
   return failures ? 1 : 0;
 }
