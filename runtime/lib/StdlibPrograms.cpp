@@ -301,8 +301,10 @@ void stdlibAgree(const std::vector<StdlibPeerInfo> &all, int me,
     state->gpusPerNode = 1;
   }
   state->nnodes = n / state->gpusPerNode;
+  // Every failure here is Unsupported: the calls run nothing, and a caller
+  // with a fallback (the NCCL library) takes it on every rank alike.
   if (!loaded.isOk()) {
-    state->agreed = loaded;
+    state->agreed = unsupported(loaded.message());
     return;
   }
   state->agreed = Status::ok();
@@ -310,12 +312,12 @@ void stdlibAgree(const std::vector<StdlibPeerInfo> &all, int me,
   for (int r = 0; r < n; ++r) {
     const StdlibPeerInfo &i = all[size_t(r)];
     if (!i.loaded) {
-      state->agreed = invalidArgument(fmt::format(
+      state->agreed = unsupported(fmt::format(
           "rank {} could not load the stdlib selection table (see its log)", r));
       return;
     }
     if (memcmp(i.digest, mine.digest, sizeof(i.digest)) != 0) {
-      state->agreed = invalidArgument(fmt::format(
+      state->agreed = unsupported(fmt::format(
           "rank {}'s stdlib selection table (hash {}) differs from rank {}'s "
           "(hash {}): every rank must use the same table and catalog "
           "(MSCCLC_SELECTION_TABLE, MSCCLC_STDLIB_DIR), or they would pick "

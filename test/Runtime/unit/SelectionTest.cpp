@@ -378,6 +378,7 @@ TEST(Selection, RanksRefuseDifferentTables) {
   EXPECT_NE(st.agreed.message().find("rank 2 could not load"), std::string::npos);
   stdlibAgree(all, 2, invalidArgument("selection.json:3: bad JSON"), nullptr, &st);
   EXPECT_EQ(st.agreed.message(), "selection.json:3: bad JSON");
+  EXPECT_EQ(st.agreed.code(), Code::Unsupported); // callers fall back alike
   EXPECT_EQ(st.table, nullptr);
 }
 

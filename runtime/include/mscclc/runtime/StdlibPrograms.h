@@ -39,8 +39,8 @@ struct StdlibChoice {
 
 /// Per communicator: what every rank agreed on at set-up.
 struct StdlibState {
-  /// Ok when every rank loaded the same table (and catalog) and sees the
-  /// same node shape; else the reason every stdlib call reports.
+  /// Ok when every rank loaded the same table (and catalog); else the
+  /// reason (Unsupported) every stdlib call reports.
   Status agreed = Status(Code::Internal, "stdlib selection was not set up");
   const SelectionTable *table = nullptr;
   int gpusPerNode = 1; ///< ranks per node, the same on every rank
