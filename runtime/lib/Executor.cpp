@@ -666,7 +666,8 @@ Status Executor::launch(const void *input, void *output, uint64_t count,
   if (scaleKernel_ && (!plan_.resultAtRootOnly() || comm_.rank() == plan_.root)) {
     unsigned long long n = plan_.outputElems(count);
     double factor = 1.0 / double(comm_.nranks());
-    void *buf = output;
+    void *buf = static_cast<char *>(output) +
+                plan_.resultOffset(comm_.rank(), count) * elemSize_;
     void *sparams[] = {&buf, &n, &factor};
     unsigned grid = unsigned(std::min<unsigned long long>((n + 511) / 512, 1024));
     if (grid == 0)

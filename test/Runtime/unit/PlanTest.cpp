@@ -92,6 +92,21 @@ TEST(PlanTest, UserBufferChunksFollowNcclCounts) {
   EXPECT_EQ(p.inputElems(7), 7u);
 }
 
+TEST(PlanTest, InPlaceReduceScatterResultsSitAtTheRanksBlock) {
+  Plan p;
+  ASSERT_TRUE(parsePlan(planText(), &p).isOk());
+  p.collective = "reducescatter"; // over 2 ranks: 2 input chunks, 1 output
+  p.chunks = 1;
+  p.inputChunks = 2;
+  p.outputChunks = 1;
+  EXPECT_EQ(p.resultOffset(1, 7), 0u); // out of place: its own buffer
+  p.inPlace = true;
+  EXPECT_EQ(p.resultOffset(0, 7), 0u);
+  EXPECT_EQ(p.resultOffset(1, 7), 7u); // NCCL's recvbuff = sendbuff + rank * count
+  p.collective = "allreduce";
+  EXPECT_EQ(p.resultOffset(1, 7), 0u);
+}
+
 TEST(PlanTest, PeerUserBuffersAreDetected) {
   Plan p;
   ASSERT_TRUE(parsePlan(planText(R"(, "ignored": 1)"), &p).isOk());

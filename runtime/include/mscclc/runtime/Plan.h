@@ -95,6 +95,14 @@ struct Plan {
   bool resultAtRootOnly() const {
     return collective == "reduce" || collective == "gather";
   }
+  /// Where `rank`'s result starts in its output buffer, in elements: in
+  /// place, reduce-scatter and scatter leave it at rank * count (NCCL's
+  /// layout); 0 otherwise.
+  uint64_t resultOffset(int rank, uint64_t count) const {
+    if (inPlace && (collective == "reducescatter" || collective == "scatter"))
+      return uint64_t(rank) * outputElems(count);
+    return 0;
+  }
   bool supportsDtype(const std::string &dtype) const;
   bool supportsRedop(const std::string &redop) const;
 };
