@@ -487,19 +487,25 @@ void testGraph(const World &w, bool warm) {
   ncclResult_t res = group();
   std::string why = lastError();
   std::vector<cudaGraphExec_t> execs(size_t(w.ranks), nullptr);
+  std::vector<cudaGraph_t> graphs(size_t(w.ranks), nullptr);
   bool captured = true;
+  // Every capture ends before any graph is instantiated: in global mode no
+  // such call is allowed while another stream still captures.
   for (int r = 0; r < w.ranks; ++r) {
-    cudaGraph_t graph = nullptr;
     CUDA_OK(cudaSetDevice(w.devices[r]));
-    cudaError_t e = cudaStreamEndCapture(w.streams[r], &graph);
-    if (e != cudaSuccess || !graph) {
+    cudaError_t e = cudaStreamEndCapture(w.streams[r], &graphs[r]);
+    if (e != cudaSuccess || !graphs[r]) {
       captured = false;
       why += std::string(" capture: ") + cudaGetErrorString(e);
       (void)cudaGetLastError();
-      continue;
     }
-    CUDA_OK(cudaGraphInstantiate(&execs[r], graph, 0));
-    CUDA_OK(cudaGraphDestroy(graph));
+  }
+  for (int r = 0; r < w.ranks; ++r) {
+    if (!graphs[r])
+      continue;
+    CUDA_OK(cudaSetDevice(w.devices[r]));
+    CUDA_OK(cudaGraphInstantiate(&execs[r], graphs[r], 0));
+    CUDA_OK(cudaGraphDestroy(graphs[r]));
   }
   if (res != ncclSuccess || !captured) {
     check(false, std::string(what) + ": " + why);
