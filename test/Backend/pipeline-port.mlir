@@ -7,7 +7,7 @@
 // CHECK: mscl.pipeline unit 65536 {...}
 // CHECK-NEXT: {{^ *{$}}
 // CHECK-NEXT: const u64 pu = pipelineUnitElems(65536);
-// CHECK-NEXT: const u64 trips = (ce + pu - 1) / pu;
+// CHECK-NEXT: const u64 trips = mscclc_pipeline_trips(ce, pu);
 // CHECK-NEXT: for (u64 t = 0; t < trips; ++t) {
 // CHECK: mscl.put @hb01 to <rank 1, tmp[0:2]> from <rank 0, input[0:2]>
 // CHECK: const u64 n = umin(ub(2), 2 * ce);

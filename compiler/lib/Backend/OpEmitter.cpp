@@ -360,7 +360,7 @@ bool KernelEmitter::emitPipeline(PipelineOp pipeline) {
   body.open();
   body.line() << "const u64 pu = pipelineUnitElems(" << pipeline.getUnit()
               << "); // elements per iteration and chunk\n";
-  body.line() << "const u64 trips = (ce + pu - 1) / pu;\n";
+  body.line() << "const u64 trips = mscclc_pipeline_trips(ce, pu);\n";
   body.open("for (u64 t = 0; t < trips; ++t)");
   inPipeline = true;
   bool ok = true;

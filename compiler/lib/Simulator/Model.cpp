@@ -241,22 +241,12 @@ LogicalResult ModelBuilder::lowerPipeline(PipelineOp pipeline, int rank,
   if (failed(lowerOps(pipeline.getBody().front(), rank, block)))
     return failure();
   splitRuns(block, begin + 1);
-  int64_t maxRun = 0;
-  for (int i = begin + 1, e = block.steps.size(); i < e; ++i) {
-    Step &inner = block.steps[i];
-    if (inner.kind == StepKind::PipelineBegin)
+  for (int i = begin + 1, e = block.steps.size(); i < e; ++i)
+    if (block.steps[i].kind == StepKind::PipelineBegin)
       return pipeline.emitOpError() << "pipelines do not nest";
-    for (auto *list : std::initializer_list<llvm::SmallVectorImpl<ChunkRef> *>{
-             &inner.dsts, &inner.srcs, &inner.remotes})
-      for (const ChunkRef &c : *list)
-        maxRun = std::max(maxRun, c.count);
-    if (inner.store)
-      maxRun = std::max(maxRun, inner.store->count);
-  }
   Step end = make(StepKind::PipelineEnd, pipeline);
   end.partner = begin;
   block.steps[begin].partner = block.steps.size();
-  block.steps[begin].maxRunChunks = maxRun;
   block.steps.push_back(std::move(end));
   return success();
 }

@@ -10,6 +10,7 @@
 #define MSCCLC_LIB_SIMULATOR_MODEL_H
 
 #include "mscl/IR/MsclOps.h"
+#include "mscclc/device/Layout.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
@@ -90,12 +91,10 @@ struct Step {
   llvm::SmallVector<ChunkRef, 2> remotes;
   std::optional<ChunkRef> store;
   int switchId = -1;
-  /// PipelineBegin: unit in bytes, index of the matching PipelineEnd and
-  /// the most chunks any operand of the body spans. PipelineEnd: `partner`
-  /// is the begin.
+  /// PipelineBegin: unit in bytes and the index of the matching
+  /// PipelineEnd. PipelineEnd: `partner` is the begin.
   int64_t unit = 0;
   int partner = -1;
-  int64_t maxRunChunks = 0;
 
   bool isSync() const {
     return kind == StepKind::Signal || kind == StepKind::Wait ||
@@ -140,10 +139,17 @@ struct Model {
 struct Layout {
   int64_t count; ///< the collective's count (NCCL convention)
   int64_t k;     ///< chunks
-  int64_t chunkSize() const { return (count + k - 1) / k; }
+  /// The kernels' layout (mscclc/device/Layout.h): scratch chunks of
+  /// ceil(count / K) elements, user-buffer chunk j from floor(j*count/K).
+  int64_t chunkSize() const {
+    return int64_t(mscclc_scratch_chunk_elems(mscclc_u64(count), mscclc_u64(k)));
+  }
   /// First element of chunk `j` of `buffer`.
   int64_t start(const BufferInfo &buffer, int64_t j) const {
-    return buffer.isUser() ? j * count / k : j * chunkSize();
+    return buffer.isUser()
+               ? int64_t(mscclc_chunk_begin(mscclc_u64(j), mscclc_u64(count),
+                                            mscclc_u64(k)))
+               : j * chunkSize();
   }
   int64_t size(const BufferInfo &buffer) const {
     return start(buffer, buffer.chunks);

@@ -2,7 +2,8 @@
 //
 // A task is one thread block (one member of a thread-block group). Data
 // operations run on the task's slice of the data: the pipeline iteration's
-// slice of every chunk, then the member's 1/G share of the elements moved.
+// slice of every chunk, then the member's share of the elements moved, cut
+// as the kernels cut it (mscclc/device/Layout.h).
 // Barrier-like steps (barrier, signal, wait, flush) act on the task alone:
 // the blocks of a group synchronise only through semaphores.
 //
@@ -32,10 +33,16 @@ void Machine::normalize(Task &task) {
     }
     const Step &step = steps[task.pc];
     if (step.kind == StepKind::PipelineBegin) {
-      task.unitElems = std::max<int64_t>(1, step.unit / byteSize(type));
-      int64_t run = step.maxRunChunks * layout.chunkSize();
-      task.trip = std::max<int64_t>(
-          1, (run + task.unitElems - 1) / task.unitElems);
+      // The generated kernels' trip count (Layout.h), whatever the body of
+      // this block holds.
+      task.unitElems = int64_t(mscclc_pipeline_unit_elems(
+          mscclc_u64(step.unit), mscclc_u64(byteSize(type))));
+      task.trip = int64_t(mscclc_pipeline_trips(mscclc_u64(layout.chunkSize()),
+                                                mscclc_u64(task.unitElems)));
+      if (task.trip == 0) { // count 0: no iteration at all
+        task.pc = step.partner + 1;
+        continue;
+      }
       task.pipeBegin = task.pc;
       task.iter = 0;
       ++task.pc;
@@ -82,14 +89,16 @@ int64_t Machine::sliceRanges(
     n = std::min(n, hi - lo);
   if (out.empty())
     n = 0;
-  int64_t groupSize = model.blocks[task.block].group;
-  int64_t off = n * task.member / groupSize;
-  int64_t end = n * (task.member + 1) / groupSize;
+  // The member's share, cut as the kernels cut it (Layout.h).
+  mscclc_u64 off = 0, end = 0;
+  mscclc_group_slice(mscclc_u64(n), mscclc_u64(task.member),
+                     mscclc_u64(model.blocks[task.block].group),
+                     mscclc_u64(byteSize(type)), &off, &end);
   for (auto &[lo, hi] : out) {
-    lo += off;
-    hi = lo + (end - off);
+    lo += int64_t(off);
+    hi = lo + int64_t(end - off);
   }
-  return end - off;
+  return int64_t(end - off);
 }
 
 bool Machine::syncReady(int task, const Step &step) {

@@ -19,6 +19,7 @@
 #ifndef MSCCLC_DEVICE_ELEMENTWISE_H
 #define MSCCLC_DEVICE_ELEMENTWISE_H
 
+#include "mscclc/device/Layout.h"
 #include "mscclc/device/Packet.h"
 
 namespace mscclc {
@@ -286,14 +287,10 @@ struct Range {
   __device__ u64 size() const { return end - begin; }
 };
 
-/// Slice `index` of `parts` of r, cut at multiples of 16 bytes so that
-/// every slice keeps the vector alignment of the whole (and LL packet and
-/// step boundaries).
+/// Slice `index` of `parts` of r (Layout.h: cut at multiples of 16 bytes).
 __device__ __forceinline__ Range groupSlice(Range r, u32 index, u32 parts) {
-  constexpr u64 align = 16 / sizeof(T);
-  const u64 n = r.size();
-  const u64 per = ((n + parts - 1) / parts + align - 1) / align * align;
-  const u64 b = umin(n, per * index), e = umin(n, b + per);
+  u64 b = 0, e = 0;
+  mscclc_group_slice(r.size(), index, parts, sizeof(T), &b, &e);
   return Range{r.begin + b, r.begin + e};
 }
 
@@ -303,11 +300,9 @@ __device__ __forceinline__ Range pipelineSlice(u64 n, u64 t, u64 unit) {
   return Range{umin(n, t * unit), umin(n, (t + 1) * unit)};
 }
 
-/// Elements per pipeline iteration for a unit of `bytes`: a positive
-/// multiple of 16 bytes.
+/// Elements per pipeline iteration for a unit of `bytes` (Layout.h).
 __device__ __forceinline__ u64 pipelineUnitElems(u64 bytes) {
-  u64 b = bytes < 16 ? 16 : bytes / 16 * 16;
-  return b / sizeof(T);
+  return mscclc_pipeline_unit_elems(bytes, sizeof(T));
 }
 
 } // namespace dev

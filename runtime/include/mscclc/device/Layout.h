@@ -46,6 +46,37 @@ MSCCLC_HD mscclc_u64 mscclc_packets_per_chunk(mscclc_u64 count, mscclc_u64 k,
          MSCCLC_LL_DATA_BYTES;
 }
 
+/// Elements a pipeline iteration takes of every chunk it names: the unit
+/// (bytes) rounded down to a multiple of 16 bytes, at least 16, so slices
+/// keep the vector alignment and packet boundaries of the whole.
+MSCCLC_HD mscclc_u64 mscclc_pipeline_unit_elems(mscclc_u64 unitBytes,
+                                                mscclc_u64 elemSize) {
+  const mscclc_u64 bytes = unitBytes < 16 ? 16 : unitBytes / 16 * 16;
+  return bytes / elemSize;
+}
+
+/// Iterations of a pipeline: enough for the largest chunk (a scratch chunk,
+/// `chunkElems` = ceil(count / K)), whatever the body holds; a body that
+/// only waits runs as often as its peer's that signals.
+MSCCLC_HD mscclc_u64 mscclc_pipeline_trips(mscclc_u64 chunkElems,
+                                           mscclc_u64 unitElems) {
+  return (chunkElems + unitElems - 1) / unitElems;
+}
+
+/// The part of an operation's n elements that block `index` of a group of
+/// `parts` thread blocks moves: [*begin, *end), cut at multiples of 16
+/// bytes so that every slice keeps the vector alignment of the whole (and
+/// LL packet and step boundaries); the last slices may be empty.
+MSCCLC_HD void mscclc_group_slice(mscclc_u64 n, mscclc_u64 index,
+                                  mscclc_u64 parts, mscclc_u64 elemSize,
+                                  mscclc_u64 *begin, mscclc_u64 *end) {
+  const mscclc_u64 align = 16 / elemSize;
+  const mscclc_u64 per = ((n + parts - 1) / parts + align - 1) / align * align;
+  const mscclc_u64 b = per * index < n ? per * index : n;
+  *begin = b;
+  *end = b + per < n ? b + per : n;
+}
+
 MSCCLC_HD mscclc_u64 mscclc_align_scratch(mscclc_u64 bytes) {
   return (bytes + MSCCLC_SCRATCH_ALIGN - 1) & ~(MSCCLC_SCRATCH_ALIGN - 1);
 }
