@@ -8,6 +8,7 @@
 #include "mscclc/mscclc.h"
 
 #include "mscclc/runtime/Bootstrap.h"
+#include "mscclc/runtime/CaptureMode.h"
 #include "mscclc/runtime/Communicator.h"
 #include "mscclc/runtime/Executor.h"
 #include "mscclc/runtime/Multicast.h"
@@ -15,6 +16,7 @@
 #include "mscclc/runtime/StdlibPrograms.h"
 
 #include <cstring>
+#include <map>
 #include <thread>
 
 using namespace mscclc::rt;
@@ -709,13 +711,24 @@ mscclcResult_t mscclcGroupEnd(void) {
   }
   std::vector<Status> statuses(ops.size());
   if (collective && ops.size() > 1) {
-    std::vector<std::thread> threads;
+    // One thread per communicator, preparing its runs in the order they
+    // were queued: every rank queues the same calls in the same order, so
+    // the set-ups of one communicator meet their peers' one by one (two set-
+    // ups of one communicator at once would mix their bootstrap messages).
+    std::map<mscclcComm_t, std::vector<size_t>> byComm;
     for (size_t i = 0; i < ops.size(); ++i)
-      threads.emplace_back([&, i] {
-        if (ops[i].count == 0 || ops[i].copyOnly)
-          return;
-        Executor *ex = nullptr;
-        statuses[i] = prepareRun(ops[i], &ex);
+      if (ops[i].count != 0 && !ops[i].copyOnly)
+        byComm[ops[i].comm].push_back(i);
+    std::vector<std::thread> threads;
+    for (auto &entry : byComm)
+      threads.emplace_back([&ops, &statuses, &entry] {
+        RelaxedCapture relaxed; // the caller may be capturing a graph
+        for (size_t i : entry.second) {
+          Executor *ex = nullptr;
+          statuses[i] = prepareRun(ops[i], &ex);
+          if (!statuses[i].isOk())
+            return;
+        }
       });
     for (auto &t : threads)
       t.join();

@@ -215,9 +215,10 @@ Status Module::load(int device, const std::string &cubin) {
     return internalError("module loaded twice");
   const DriverApi *api = nullptr;
   MSCCLC_TRY(driverApi(&api));
+  // cudaSetDevice makes the device's primary context current for the
+  // driver call (CUDA 12 and later); unlike the old cudaFree(nullptr)
+  // idiom it is allowed while a thread captures a graph.
   DeviceGuard guard(device);
-  // Makes the device's primary context current for the driver call.
-  MSCCLC_CUDA_CHECK(cudaFree(nullptr));
   MSCCLC_CUDA_CHECK(api->moduleLoadData(&module_, cubin.data()));
   device_ = device;
   return Status::ok();

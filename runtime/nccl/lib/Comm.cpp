@@ -2,7 +2,7 @@
 
 #include "Comm.h"
 
-#include "CaptureMode.h"
+#include "mscclc/runtime/CaptureMode.h"
 #include "Validate.h"
 
 #include <cstdlib>
@@ -134,7 +134,7 @@ Outcome nativeAsyncError(ncclComm *c) {
     c->lastPeek = now;
   }
   mscclcResult_t recorded = mscclcSuccess;
-  RelaxedCapture relaxed; // watchdogs poll while other threads capture
+  rt::RelaxedCapture relaxed; // watchdogs poll while other threads capture
   mscclcResult_t r = mscclcCommGetAsyncError(c->native, &recorded);
   if (r != mscclcSuccess)
     return fromMscclc(r, "mscclcCommGetAsyncError");

@@ -2,7 +2,7 @@
 
 #include "Dispatch.h"
 
-#include "CaptureMode.h"
+#include "mscclc/runtime/CaptureMode.h"
 #include "Native.h"
 
 #include <nvtx3/nvToolsExt.h>
@@ -281,7 +281,7 @@ ncclResult_t groupEnd(ncclSimInfo_t *simulate) {
         first = o;
       }
     }
-    RelaxedCapture relaxed; // the group's set-up, maybe during capture
+    rt::RelaxedCapture relaxed; // the group's set-up, maybe during capture
     Outcome end = fromMscclc(mscclcGroupEnd(), "ncclGroupEnd (mscclc's group)");
     if (first.ok())
       first = end;

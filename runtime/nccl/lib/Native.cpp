@@ -2,7 +2,7 @@
 
 #include "Native.h"
 
-#include "CaptureMode.h"
+#include "mscclc/runtime/CaptureMode.h"
 
 namespace mscclc::nccl {
 namespace {
@@ -109,7 +109,7 @@ Outcome runNative(ncclComm *c, const CollectiveArgs &a, cudaStream_t stream,
     *ranNothing = false;
   if (!toNative(a, &n, &why))
     return {ncclInternalError, why};
-  RelaxedCapture relaxed; // a first call's set-up, maybe during capture
+  rt::RelaxedCapture relaxed; // a first call's set-up, maybe during capture
   mscclcResult_t r = mscclcRunCollective(c->native, n.coll, a.send, a.recv,
                                          a.count, n.dtype, n.op, a.root, stream);
   if (ranNothing)

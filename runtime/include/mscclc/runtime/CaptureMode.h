@@ -3,18 +3,19 @@
 // An application may be capturing a CUDA graph (PyTorch captures in
 // cudaStreamCaptureModeGlobal, which forbids every thread "unsafe" calls
 // such as cudaMalloc) when a collective's first call sets up its buffers,
-// or when a watchdog thread polls ncclCommGetAsyncError. None of those
-// calls touch the capturing stream, so, as NCCL does, this thread makes
-// them in relaxed mode for the guard's lifetime.
+// or when a watchdog thread polls for errors; the runtime's own set-up
+// threads (a group's) start in global mode too. None of those calls touch
+// the capturing stream, so, as NCCL does, the thread makes them in relaxed
+// mode for the guard's lifetime.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MSCCLC_NCCL_CAPTUREMODE_H
-#define MSCCLC_NCCL_CAPTUREMODE_H
+#ifndef MSCCLC_RUNTIME_CAPTUREMODE_H
+#define MSCCLC_RUNTIME_CAPTUREMODE_H
 
 #include <cuda_runtime_api.h>
 
-namespace mscclc::nccl {
+namespace mscclc::rt {
 
 class RelaxedCapture {
 public:
@@ -27,6 +28,6 @@ private:
   cudaStreamCaptureMode previous_ = cudaStreamCaptureModeRelaxed;
 };
 
-} // namespace mscclc::nccl
+} // namespace mscclc::rt
 
-#endif // MSCCLC_NCCL_CAPTUREMODE_H
+#endif // MSCCLC_RUNTIME_CAPTUREMODE_H
