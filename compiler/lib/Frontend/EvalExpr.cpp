@@ -320,12 +320,18 @@ Value Evaluator::evalChunk(const ast::ChunkExpr &e) {
     std::string what = e.last ? "chunks " + std::to_string(*first) + ".." +
                                     std::to_string(*last)
                               : "chunk " + std::to_string(*first);
-    error(e.getLoc(), what + " of '" + info->name + "' " +
+    // Loops make one line stand for every rank: say which one it was.
+    std::string where =
+        on ? ", in 'on rank " + std::to_string(on->rank) + ", tb " +
+                 std::to_string(on->tb) + "'"
+           : std::string();
+    error(e.getLoc(), what + " of '" + info->name + "@" +
+                          std::to_string(rank) + "' " +
                           (*first >= *last && e.last ? "is an empty range"
                                                      : "is out of range") +
                           " ('" + info->name + "' has " +
                           llvm::Twine(info->chunks) + " chunk" +
-                          (info->chunks == 1 ? "" : "s") + ")");
+                          (info->chunks == 1 ? "" : "s") + where + ")");
     return Value::poison();
   }
 

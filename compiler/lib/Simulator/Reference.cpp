@@ -199,8 +199,10 @@ LogicalResult Reference::check(const Machine &machine) const {
     Word got = out[index];
     if (reduce == ReduceKind::avg && !reduced.empty())
       divideBy(type, &got, 1, n);
-    diag << "wrong result of " << stringifyCollectiveKind(kind) << " ("
-         << stringify(reduce) << ", " << stringify(type) << "): rank " << r << " " << outInfo.name << "["
+    diag << "wrong result of " << stringifyCollectiveKind(kind) << " (";
+    if (isReduction(kind) || kind == CollectiveKind::custom)
+      diag << stringify(reduce) << ", "; // the others have no operator
+    diag << stringify(type) << "): rank " << r << " " << outInfo.name << "["
          << layout.chunkOf(outInfo, index) << "] element " << index;
     if (!writer)
       diag << " was never written (expected "

@@ -126,10 +126,15 @@ LogicalResult mscclc::sim::simulate(ProgramOp program,
       uint64_t seed = mixSeed(options.seed, sizeIndex, s);
       std::unique_ptr<Strategy> strategy =
           s == 0 ? makeTimedStrategy() : makeRandomStrategy(seed);
+      // The operator only where the collective reduces (custom programs
+      // may).
+      std::string op = isReduction(model.collective) ||
+                               model.collective == CollectiveKind::custom
+                           ? ", " + stringify(options.reduceKind).str()
+                           : std::string();
       std::string context = llvm::formatv(
-          "size {0} = {1} elements of {2}, {3}, {4}, --seed {5}",
-          formatBytes(bytes), layout.count, stringify(options.dataType),
-          stringify(options.reduceKind),
+          "size {0} = {1} elements of {2}{3}, {4}, --seed {5}",
+          formatBytes(bytes), layout.count, stringify(options.dataType), op,
           s == 0 ? std::string("timed schedule 0")
                  : std::string(llvm::formatv("adversarial schedule {0}", s)),
           options.seed);
