@@ -138,9 +138,12 @@ struct ChannelState {
   std::vector<InFlightSource> inflight;
   std::deque<QueueItem> queue;
   std::vector<LandedSignal> landed;
-  /// Waits done by each block of the owning group; signal increments sent.
+  /// Waits done by each block of the owning group; signal increments sent,
+  /// and the operation that sent each (an unbalanced count is reported at
+  /// the first increment no wait consumes).
   std::vector<int64_t> waits;
   int64_t signals = 0;
+  std::vector<mlir::Operation *> signalOps;
   double dataReady = 0; ///< when the last put's data has arrived
 };
 

@@ -217,16 +217,22 @@ LogicalResult Machine::finish(llvm::StringRef ctx) {
     commit(c, UINT64_MAX, Access());
     // Every block of the waiting group must have consumed every increment.
     bool balanced = true;
-    int64_t waits = 0;
+    int64_t waits = 0, consumed = INT64_MAX; // increments every waiter took
     if (ch.peer >= 0)
       for (int64_t w : channels[ch.peer].waits) {
         waits = w;
         balanced &= w * ch.group == cs.signals;
+        consumed = std::min(consumed, w * ch.group);
       }
     else
-      balanced = cs.signals == 0;
+      balanced = cs.signals == 0, consumed = 0;
     if (!balanced) {
-      auto diag = error(ch.op);
+      // At the first signal that some waiter never consumed; the earlier
+      // ones were matched.
+      Operation *at = consumed < cs.signals && consumed >= 0
+                          ? cs.signalOps[size_t(consumed)]
+                          : ch.op;
+      auto diag = error(at);
       diag << "unbalanced semaphore: " << cs.signals << " signal(s) on @"
            << ch.name << " but " << waits << " wait(s) on its other end";
       if (ch.peer >= 0)

@@ -214,6 +214,7 @@ LogicalResult Machine::runSync(int task, const Step &step) {
       cs.queue.push_back({true, cs.nextSeq++, ready,
                           std::make_shared<const Clock>(clock), tag, flow});
       ++cs.signals;
+      cs.signalOps.push_back(step.op);
     }
   }
   double end = start + cost.opOverhead;
