@@ -2,6 +2,7 @@
 
 #include "mscclc/runtime/Program.h"
 #include "mscclc/runtime/Communicator.h"
+#include "mscclc/runtime/Files.h"
 
 #include <nlohmann/json.hpp>
 
@@ -16,7 +17,6 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sstream>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,26 +28,9 @@ namespace {
 
 std::atomic<uint64_t> nextProgramId{1};
 
-bool isExecutable(const std::string &path) {
-  struct stat st;
-  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-         access(path.c_str(), X_OK) == 0;
-}
-
 std::string dirName(const std::string &path) {
   size_t slash = path.rfind('/');
   return slash == std::string::npos ? "." : path.substr(0, slash);
-}
-
-Status readFile(const std::string &path, std::string *out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return invalidArgument(
-        fmt::format("cannot read {}: {}", path, strerror(errno)));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  *out = ss.str();
-  return Status::ok();
 }
 
 /// A temporary file removed on scope exit.
@@ -103,14 +86,14 @@ Status splitBundle(const std::string &text, std::string *cuda,
 
 Status findCompiler(const std::string &explicitPath, std::string *path) {
   if (!explicitPath.empty()) {
-    if (!isExecutable(explicitPath))
+    if (!isExecutableFile(explicitPath))
       return invalidArgument(
           fmt::format("compiler {} is not an executable file", explicitPath));
     *path = explicitPath;
     return Status::ok();
   }
   if (const char *env = getenv("MSCCLC_COMPILER"); env && *env) {
-    if (!isExecutable(env))
+    if (!isExecutableFile(env))
       return invalidArgument(
           fmt::format("MSCCLC_COMPILER={} is not an executable file", env));
     *path = env;
@@ -122,7 +105,7 @@ Status findCompiler(const std::string &explicitPath, std::string *path) {
     std::string dir = dirName(info.dli_fname);
     for (const std::string &candidate :
          {dir + "/mscclc", dir + "/../bin/mscclc", dir + "/bin/mscclc"})
-      if (isExecutable(candidate)) {
+      if (isExecutableFile(candidate)) {
         *path = candidate;
         return Status::ok();
       }
@@ -131,7 +114,7 @@ Status findCompiler(const std::string &explicitPath, std::string *path) {
     std::stringstream ss(p);
     std::string dir;
     while (std::getline(ss, dir, ':'))
-      if (!dir.empty() && isExecutable(dir + "/mscclc")) {
+      if (!dir.empty() && isExecutableFile(dir + "/mscclc")) {
         *path = dir + "/mscclc";
         return Status::ok();
       }

@@ -2,18 +2,14 @@
 
 #include "mscclc/runtime/StdlibPrograms.h"
 #include "mscclc/runtime/Communicator.h"
+#include "mscclc/runtime/Files.h"
 #include "mscclc/runtime/Log.h"
 #include "mscclc/runtime/Program.h"
 
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <dlfcn.h>
-#include <fstream>
 #include <map>
 #include <mutex>
-#include <sstream>
-#include <sys/stat.h>
 
 #ifndef MSCCLC_SOURCE_STDLIB_DIR
 #define MSCCLC_SOURCE_STDLIB_DIR ""
@@ -22,27 +18,6 @@
 namespace mscclc::rt {
 
 namespace {
-
-bool isDir(const std::string &p) {
-  struct stat st;
-  return stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-bool isFile(const std::string &p) {
-  struct stat st;
-  return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-Status readText(const std::string &path, std::string *out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return invalidArgument(
-        fmt::format("cannot read {}: {}", path, strerror(errno)));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  *out = ss.str();
-  return Status::ok();
-}
 
 struct CachedProgram {
   Status status;
@@ -75,7 +50,7 @@ Status compileSelection(const StdlibState &state, const SelectionQuery &q,
   Status s;
   if (q.inPlace) {
     std::string text, variant;
-    MSCCLC_TRY(readText(path, &text));
+    MSCCLC_TRY(readFile(path, &text));
     MSCCLC_TRY(stdlibInPlaceSource(text, dir, path, &variant));
     s = Program::compileString(variant, opts, out);
     what += " in place";
@@ -195,7 +170,7 @@ Status stdlibInPlaceSource(const std::string &text, const std::string &dir,
 Status stdlibDir(std::string *out) {
   const char *env = getenv("MSCCLC_STDLIB_DIR");
   if (env && *env) {
-    if (!isDir(env))
+    if (!isDirectory(env))
       return invalidArgument(
           fmt::format("MSCCLC_STDLIB_DIR={} is not a directory", env));
     *out = env;
@@ -210,14 +185,14 @@ Status stdlibDir(std::string *out) {
     // GNUInstallDirs under /usr).
     for (const char *up : {"/../share/mscclc/stdlib", "/../../share/mscclc/stdlib"}) {
       std::string installed = libDir + up;
-      if (isFile(installed + "/algorithms.json")) {
+      if (isRegularFile(installed + "/algorithms.json")) {
         *out = installed;
         return Status::ok();
       }
     }
   }
   std::string source = MSCCLC_SOURCE_STDLIB_DIR;
-  if (!source.empty() && isFile(source + "/algorithms.json")) {
+  if (!source.empty() && isRegularFile(source + "/algorithms.json")) {
     *out = source;
     return Status::ok();
   }
