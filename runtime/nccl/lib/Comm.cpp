@@ -310,16 +310,17 @@ Outcome initComm(ncclComm *c, const rt::UniqueId &id) {
   return initFallback(c, real);
 }
 
+void finishInit(ncclComm *c, const Outcome &o) {
+  if (!o.ok())
+    report(o);
+  std::lock_guard<std::mutex> lock(c->mutex);
+  c->initOutcome = o;
+  c->initDone = true;
+  c->initChanged.notify_all();
+}
+
 void startInit(ncclComm *c, const rt::UniqueId &id, bool onThread) {
-  auto run = [c, id] {
-    Outcome o = initComm(c, id);
-    if (!o.ok())
-      report(o);
-    std::lock_guard<std::mutex> lock(c->mutex);
-    c->initOutcome = o;
-    c->initDone = true;
-    c->initChanged.notify_all();
-  };
+  auto run = [c, id] { finishInit(c, initComm(c, id)); };
   if (onThread)
     c->initThread = std::thread(run);
   else

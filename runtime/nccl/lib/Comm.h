@@ -138,6 +138,9 @@ Outcome waitInit(ncclComm *c);
 Outcome initComm(ncclComm *c, const rt::UniqueId &id);
 /// Runs initComm now (blocking) or on a thread of its own.
 void startInit(ncclComm *c, const rt::UniqueId &id, bool onThread);
+/// Records how an initialisation ended (reporting a failure) and wakes the
+/// threads waiting for it.
+void finishInit(ncclComm *c, const Outcome &o);
 
 /// Destroys the parts of `c` (aborting them first when `abort`), then `c`.
 Outcome destroyComm(ncclComm *c, bool abort);

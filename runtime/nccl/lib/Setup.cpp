@@ -151,12 +151,7 @@ ncclResult_t split(ncclComm *parent, int color, int key, ncclComm_t *newcomm,
     Outcome o = splitExchange(parent, color, key, &c->rank, &c->nranks, &id);
     if (o.ok())
       o = initComm(c, id);
-    if (!o.ok())
-      report(o);
-    std::lock_guard<std::mutex> lock(c->mutex);
-    c->initOutcome = o;
-    c->initDone = true;
-    c->initChanged.notify_all();
+    finishInit(c, o);
   };
   *newcomm = c;
   if (onThread) {
