@@ -310,6 +310,11 @@ Outcome initComm(ncclComm *c, const rt::UniqueId &id) {
   return initFallback(c, real);
 }
 
+ncclResult_t failOnFallback(const ncclComm *c, const char *fn, ncclResult_t r) {
+  return fail(r, fmt::format("{} on the fallback NCCL: {}", fn,
+                             c->realLib->GetLastError(nullptr)));
+}
+
 void finishInit(ncclComm *c, const Outcome &o) {
   if (!o.ok())
     report(o);

@@ -128,6 +128,8 @@ void deleteComm(ncclComm *c);
 /// The live communicator `handle`, initialised (waits for it). `fn` names
 /// the caller in messages. A NULL, destroyed or failed one is an error.
 Outcome lookupComm(ncclComm_t handle, const char *fn, ncclComm **out);
+/// Fails `fn` with the fallback NCCL's result `r` and its own message.
+ncclResult_t failOnFallback(const ncclComm *c, const char *fn, ncclResult_t r);
 /// Like lookupComm without waiting for initialisation.
 Outcome lookupCommNoWait(ncclComm_t handle, const char *fn, ncclComm **out);
 /// Waits for the initialisation of `c`.

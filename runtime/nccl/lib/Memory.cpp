@@ -54,8 +54,7 @@ ncclResult_t ncclCommRegister(const ncclComm_t comm, void *buff, size_t size,
   if (c->real) {
     ncclResult_t r = c->realLib->CommRegister(c->real, buff, size, &realHandle);
     if (r != ncclSuccess)
-      return fail(r, fmt::format("{} on the fallback NCCL: {}", fn,
-                                 c->realLib->GetLastError(nullptr)));
+      return failOnFallback(c, fn, r);
   }
   auto reg = std::make_unique<std::pair<void *, size_t>>(realHandle, size);
   *handle = reg.get();
@@ -85,8 +84,7 @@ ncclResult_t ncclCommDeregister(const ncclComm_t comm, void *handle) {
   if (c->real && reg->first) {
     ncclResult_t r = c->realLib->CommDeregister(c->real, reg->first);
     if (r != ncclSuccess)
-      return fail(r, fmt::format("{} on the fallback NCCL: {}", fn,
-                                 c->realLib->GetLastError(nullptr)));
+      return failOnFallback(c, fn, r);
   }
   return ncclSuccess;
 }
@@ -114,8 +112,7 @@ ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void *buff, size_t size,
     ncclResult_t r =
         c->realLib->CommWindowRegister(c->real, buff, size, &w->real, winFlags);
     if (r != ncclSuccess)
-      return fail(r, fmt::format("{} on the fallback NCCL: {}", fn,
-                                 c->realLib->GetLastError(nullptr)));
+      return failOnFallback(c, fn, r);
   }
   *win = w.get();
   std::lock_guard<std::mutex> lock(c->mutex);
@@ -144,8 +141,7 @@ ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win) {
   if (w->real && c->real && c->realLib->CommWindowDeregister) {
     ncclResult_t r = c->realLib->CommWindowDeregister(c->real, w->real);
     if (r != ncclSuccess)
-      return fail(r, fmt::format("{} on the fallback NCCL: {}", fn,
-                                 c->realLib->GetLastError(nullptr)));
+      return failOnFallback(c, fn, r);
   }
   return ncclSuccess;
 }

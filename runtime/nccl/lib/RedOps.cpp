@@ -48,8 +48,7 @@ ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t *op, void *scalar,
     ncclResult_t r = c->realLib->RedOpCreatePreMulSum(&made.realOp, scalar, datatype,
                                                       residence, c->real);
     if (r != ncclSuccess)
-      return fail(r, fmt::format("{} on the fallback NCCL: {}", fn,
-                                 c->realLib->GetLastError(nullptr)));
+      return failOnFallback(c, fn, r);
     made.hasRealOp = true;
   }
   std::lock_guard<std::mutex> lock(c->mutex);
@@ -84,8 +83,7 @@ ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
   if (gone.hasRealOp && c->real) {
     ncclResult_t r = c->realLib->RedOpDestroy(gone.realOp, c->real);
     if (r != ncclSuccess)
-      return fail(r, fmt::format("{} on the fallback NCCL: {}", fn,
-                                 c->realLib->GetLastError(nullptr)));
+      return failOnFallback(c, fn, r);
   }
   return ncclSuccess;
 }

@@ -369,8 +369,7 @@ ncclResult_t ncclCommShrink(ncclComm_t comm, int *excludeRanksList,
                                           excludeRanksCount, &real, &raw.config,
                                           shrinkFlags);
   if (r != ncclSuccess)
-    return fail(r, fmt::format("{} on the fallback NCCL: {}", fn,
-                               c->realLib->GetLastError(nullptr)));
+    return failOnFallback(c, fn, r);
   int below = int(std::count_if(excluded.begin(), excluded.end(),
                                 [&](int e) { return e < c->rank; }));
   ncclComm *made = newComm(c->rank - below, c->nranks - excludeRanksCount,
@@ -392,8 +391,7 @@ ncclResult_t ncclCommFinalize(ncclComm_t comm) {
   if (c->real) {
     ncclResult_t r = c->realLib->CommFinalize(c->real);
     if (r != ncclSuccess && r != ncclInProgress)
-      return fail(r, fmt::format("ncclCommFinalize on the fallback NCCL: {}",
-                                 c->realLib->GetLastError(nullptr)));
+      return failOnFallback(c, "ncclCommFinalize", r);
   }
   return ncclSuccess;
 }
