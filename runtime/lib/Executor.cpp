@@ -338,25 +338,22 @@ Status Executor::drainLocal() {
     uint64_t head = 0;
     MSCCLC_CUDA_CHECK(
         cudaMemcpy(&head, head_, sizeof(head), cudaMemcpyDeviceToHost));
-    MSCCLC_TRY(proxy_->drain(proxyFifo_.get(), head, 60));
-    for (cudaStream_t s : portStreams_)
-      MSCCLC_CUDA_CHECK(cudaStreamSynchronize(s));
+    MSCCLC_TRY(drainProxy(head, 60));
   }
   return Status::ok();
 }
 
+Status Executor::drainProxy(uint64_t head, double seconds) {
+  MSCCLC_TRY(proxy_->drain(proxyFifo_.get(), head, seconds));
+  for (cudaStream_t s : portStreams_)
+    MSCCLC_CUDA_CHECK(cudaStreamSynchronize(s));
+  return Status::ok();
+}
+
 Status Executor::quiesce() {
-  // Everything that may still touch the old buffers has finished: our
-  // kernels and copies (device sync), the proxy's queue, and the peers'.
-  MSCCLC_CUDA_CHECK(cudaDeviceSynchronize());
-  if (proxy_ && proxyFifo_) {
-    uint64_t head = 0;
-    MSCCLC_CUDA_CHECK(
-        cudaMemcpy(&head, head_, sizeof(head), cudaMemcpyDeviceToHost));
-    MSCCLC_TRY(proxy_->drain(proxyFifo_.get(), head, 60));
-    for (cudaStream_t s : portStreams_)
-      MSCCLC_CUDA_CHECK(cudaStreamSynchronize(s));
-  }
+  // Everything that may still touch the old buffers has finished: ours
+  // (drainLocal), and the peers'.
+  MSCCLC_TRY(drainLocal());
   return comm_.bootstrap().barrier();
 }
 
@@ -744,10 +741,7 @@ Status Executor::drainAfterError(cudaStream_t stream) {
   MSCCLC_CUDA_CHECK(cudaMemcpyAsync(&head, head_, sizeof(head),
                                     cudaMemcpyDeviceToHost, stream));
   MSCCLC_CUDA_CHECK(cudaStreamSynchronize(stream));
-  MSCCLC_TRY(proxy_->drain(proxyFifo_.get(), head, 10));
-  for (cudaStream_t s : portStreams_)
-    MSCCLC_CUDA_CHECK(cudaStreamSynchronize(s));
-  return Status::ok();
+  return drainProxy(head, 10);
 }
 
 Status Executor::peekError(std::string *message) {

@@ -108,6 +108,9 @@ private:
   void freeContexts();
   Status quiesce();
   Status drainLocal();
+  /// Waits until the proxy has served the FIFO up to `head` and its copies
+  /// are done.
+  Status drainProxy(uint64_t head, double seconds);
   /// After a device error: waits until the proxy has served every trigger
   /// this rank's kernels pushed and its copies are done.
   Status drainAfterError(cudaStream_t stream);
