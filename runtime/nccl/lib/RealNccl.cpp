@@ -9,9 +9,11 @@
 #include <link.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <mutex>
 
@@ -80,21 +82,49 @@ std::vector<std::string> loadedSitePackages() {
   return dirs;
 }
 
+/// Entries of a colon-separated list such as LD_LIBRARY_PATH.
+std::vector<std::string> splitPathList(const char *list) {
+  std::vector<std::string> items;
+  std::string s = list ? list : "";
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t colon = s.find(':', start);
+    std::string item = s.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+    if (!item.empty())
+      items.push_back(item);
+    if (colon == std::string::npos)
+      break;
+    start = colon + 1;
+  }
+  return items;
+}
+
+/// Folders the dynamic loader searches for a system libnccl.so.2. They are
+/// tried by path: once this library is loaded as libnccl.so.2, dlopen of
+/// the bare name returns this library, not the system's.
+std::vector<std::string> systemLibraryDirs() {
+  std::vector<std::string> dirs = splitPathList(std::getenv("LD_LIBRARY_PATH"));
+  // ldconfig's folders (CUDA's and NCCL's packages add theirs here).
+  std::vector<std::string> confs;
+  addGlob("/etc/ld.so.conf.d/*.conf", &confs);
+  for (const std::string &conf : confs) {
+    std::ifstream in(conf);
+    std::string line;
+    while (std::getline(in, line))
+      if (!line.empty() && line[0] == '/')
+        dirs.push_back(line.substr(0, line.find_first_of(" \t#")));
+  }
+  for (const char *dir : {"/usr/local/lib", "/usr/lib/x86_64-linux-gnu",
+                          "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib",
+                          "/lib/x86_64-linux-gnu", "/lib64", "/lib"})
+    dirs.emplace_back(dir);
+  return dirs;
+}
+
 std::vector<std::string> sitePackages() {
   std::vector<std::string> dirs = loadedSitePackages();
-  if (const char *pp = std::getenv("PYTHONPATH")) {
-    std::string s = pp;
-    size_t start = 0;
-    while (start <= s.size()) {
-      size_t colon = s.find(':', start);
-      std::string item = s.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
-      if (!item.empty())
-        dirs.push_back(item);
-      if (colon == std::string::npos)
-        break;
-      start = colon + 1;
-    }
-  }
+  for (const std::string &item : splitPathList(std::getenv("PYTHONPATH")))
+    dirs.push_back(item);
   for (const char *var : {"VIRTUAL_ENV", "CONDA_PREFIX"})
     if (const char *prefix = std::getenv(var))
       addGlob(std::string(prefix) + "/lib/python3*/site-packages", &dirs);
@@ -161,13 +191,15 @@ void load() {
     return;
   }
   std::vector<std::string> tried;
-  FileId self = selfFile();
+  std::vector<FileId> seen = {selfFile()};
   for (const std::string &path : candidateNcclPaths()) {
     bool bare = path.find('/') == std::string::npos;
-    if (!bare && !fileId(path).valid)
+    FileId file = fileId(path);
+    if (!bare && !file.valid)
       continue; // not installed there: not worth listing
-    if (!bare && fileId(path) == self)
-      continue;
+    if (!bare && std::find(seen.begin(), seen.end(), file) != seen.end())
+      continue; // ours, or a folder listed twice (a link)
+    seen.push_back(file);
     std::string why;
     loaded = tryLoad(path, &why);
     if (loaded) {
@@ -191,7 +223,9 @@ std::vector<std::string> candidateNcclPaths() {
   std::vector<std::string> paths;
   for (const std::string &site : sitePackages())
     paths.push_back(site + "/nvidia/nccl/lib/libnccl.so.2");
-  paths.push_back("libnccl.so.2");
+  for (const std::string &dir : systemLibraryDirs())
+    paths.push_back(dir + "/libnccl.so.2");
+  paths.push_back("libnccl.so.2"); // whatever else the loader finds
   return paths;
 }
 

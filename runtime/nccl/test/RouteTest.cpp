@@ -13,6 +13,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cstdint>
 
 using namespace mscclc::nccl;
@@ -310,13 +312,28 @@ TEST(Handles, AFailedInitialisationIsReportedToUsers) {
   deleteComm(made);
 }
 
-TEST(RealNccl, SearchesTheWheelThenTheSystem) {
+// The wheel's library first, then the system's by path (once mscclc is
+// libnccl.so.2, the bare name finds mscclc), the bare name last.
+TEST(RealNccl, SearchesTheWheelThenTheSystemByPath) {
+  std::string saved = getenv("LD_LIBRARY_PATH") ? getenv("LD_LIBRARY_PATH") : "";
+  setenv("LD_LIBRARY_PATH", "/opt/first:/opt/second", 1);
   std::vector<std::string> paths = candidateNcclPaths();
+  setenv("LD_LIBRARY_PATH", saved.c_str(), 1);
   ASSERT_FALSE(paths.empty());
   EXPECT_EQ(paths.back(), "libnccl.so.2");
-  for (size_t i = 0; i + 1 < paths.size(); ++i)
-    EXPECT_NE(paths[i].find("/nvidia/nccl/lib/libnccl.so.2"), std::string::npos)
-        << paths[i];
+  auto at = [&](const std::string &p) {
+    return std::find(paths.begin(), paths.end(), p) - paths.begin();
+  };
+  long first = at("/opt/first/libnccl.so.2");
+  long second = at("/opt/second/libnccl.so.2");
+  long multiarch = at("/usr/lib/x86_64-linux-gnu/libnccl.so.2");
+  ASSERT_LT(first, long(paths.size()) - 1);
+  EXPECT_LT(first, second);
+  EXPECT_LT(second, multiarch);
+  EXPECT_LT(multiarch, long(paths.size()) - 1);
+  for (long i = 0; i < first; ++i)
+    EXPECT_NE(paths[size_t(i)].find("/nvidia/nccl/lib/libnccl.so.2"), std::string::npos)
+        << paths[size_t(i)];
 }
 
 // Run by ctest with MSCCLC_NCCL_LIBRARY naming a library and
