@@ -120,17 +120,17 @@ Status Executor::init() {
   // Peers map the semaphores: an allocation of its own (kIpcGranularity).
   size_t semBytes = (nSem * sizeof(uint64_t) + kIpcGranularity - 1) /
                     kIpcGranularity * kIpcGranularity;
+  MSCCLC_CUDA_CHECK(cudaStreamCreateWithFlags(&setupStream_, cudaStreamNonBlocking));
   MSCCLC_CUDA_CHECK(cudaMalloc(&semaphores_, semBytes));
-  MSCCLC_CUDA_CHECK(cudaMemset(semaphores_, 0, nSem * sizeof(uint64_t)));
+  MSCCLC_TRY(zeroDevice(semaphores_, nSem * sizeof(uint64_t)));
   MSCCLC_CUDA_CHECK(
       cudaMalloc(&blockEpoch_, size_t(rankPlan_.blocks) * sizeof(mscclc_u32)));
-  MSCCLC_CUDA_CHECK(
-      cudaMemset(blockEpoch_, 0, size_t(rankPlan_.blocks) * sizeof(mscclc_u32)));
+  MSCCLC_TRY(zeroDevice(blockEpoch_, size_t(rankPlan_.blocks) * sizeof(mscclc_u32)));
   size_t slots = rankPlan_.waitSlots > 0 ? size_t(rankPlan_.waitSlots) : 1;
   MSCCLC_CUDA_CHECK(cudaMalloc(&waitCounters_, slots * sizeof(mscclc_u64)));
-  MSCCLC_CUDA_CHECK(cudaMemset(waitCounters_, 0, slots * sizeof(mscclc_u64)));
+  MSCCLC_TRY(zeroDevice(waitCounters_, slots * sizeof(mscclc_u64)));
   MSCCLC_CUDA_CHECK(cudaMalloc(&error_, sizeof(MscclcErrorRecord)));
-  MSCCLC_CUDA_CHECK(cudaMemset(error_, 0, sizeof(MscclcErrorRecord)));
+  MSCCLC_TRY(zeroDevice(error_, sizeof(MscclcErrorRecord)));
 
   if (nPort > 0) {
     fifoCapacity_ = kFifoCapacity;
@@ -148,7 +148,7 @@ Status Executor::init() {
     MSCCLC_CUDA_CHECK(cudaHostGetDevicePointer(
         reinterpret_cast<void **>(&devTail_), const_cast<uint64_t *>(tail_), 0));
     MSCCLC_CUDA_CHECK(cudaMalloc(&head_, sizeof(uint64_t)));
-    MSCCLC_CUDA_CHECK(cudaMemset(head_, 0, sizeof(uint64_t)));
+    MSCCLC_TRY(zeroDevice(head_, sizeof(uint64_t)));
     // A stream per port channel, so copies to different peers overlap on
     // the copy engines; on a GPU that other ranks share, one for all: the
     // copies stay on the device, and hardware work queues are few
@@ -257,13 +257,19 @@ Executor::~Executor() {
   DeviceGuard guard(comm_.device());
   if (proxy_ && proxyFifo_)
     proxy_->remove(proxyFifo_.get());
-  freeContexts();
+  std::vector<std::unique_ptr<Context>> all = takeContexts(false);
+  for (auto &c : takeContexts(true))
+    all.push_back(std::move(c));
+  freeContexts(all);
+  for (ScratchGeneration &g : keptScratch_)
+    freeGeneration(g);
   comm_.release(peerScratch_);
   comm_.release(peerSemaphores_);
   for (cudaStream_t s : portStreams_)
     MSCCLC_CUDA_WARN(cudaStreamDestroy(s));
-  if (peekStream_)
-    MSCCLC_CUDA_WARN(cudaStreamDestroy(peekStream_));
+  for (cudaStream_t s : {peekStream_, setupStream_})
+    if (s)
+      MSCCLC_CUDA_WARN(cudaStreamDestroy(s));
   if (scratch_)
     MSCCLC_CUDA_WARN(cudaFree(scratch_));
   if (semaphores_)
@@ -282,25 +288,71 @@ Executor::~Executor() {
     MSCCLC_CUDA_WARN(cudaFreeHost(const_cast<uint64_t *>(tail_)));
 }
 
-void Executor::freeContexts() {
-  for (auto &entry : contexts_) {
-    Context &c = *entry.second;
-    for (size_t i = 0; i < c.proxyChannels.size(); ++i)
-      proxyFifo_->setChannel(uint32_t(size_t(c.index) * c.proxyChannels.size() + i),
+void Executor::freeContexts(std::vector<std::unique_ptr<Context>> &contexts) {
+  for (auto &c : contexts)
+    for (size_t i = 0; i < c->proxyChannels.size(); ++i)
+      proxyFifo_->setChannel(uint32_t(size_t(c->index) * c->proxyChannels.size() + i),
                              nullptr);
-  }
   // A trigger the proxy is handling right now (a kernel that timed out may
   // leave some behind) may still use a withdrawn channel.
-  if (proxy_)
+  if (proxy_ && !contexts.empty())
     proxy_->waitForPass();
-  for (auto &entry : contexts_) {
-    Context &c = *entry.second;
-    comm_.release(c.peerUser);
-    if (c.tables)
-      MSCCLC_CUDA_WARN(cudaFree(c.tables));
+  for (auto &c : contexts) {
+    comm_.release(c->peerUser);
+    if (c->tables)
+      MSCCLC_CUDA_WARN(cudaFree(c->tables));
   }
-  contexts_.clear();
-  last_ = nullptr;
+  contexts.clear();
+}
+
+std::vector<std::unique_ptr<Executor::Context>> Executor::takeContexts(bool captured) {
+  std::vector<std::unique_ptr<Context>> taken;
+  for (auto it = contexts_.begin(); it != contexts_.end();) {
+    if (it->second->captured != captured) {
+      ++it;
+      continue;
+    }
+    if (it->second.get() == last_)
+      last_ = nullptr;
+    taken.push_back(std::move(it->second));
+    it = contexts_.erase(it);
+  }
+  return taken;
+}
+
+void Executor::freeGeneration(ScratchGeneration &g) {
+  freeContexts(g.contexts);
+  comm_.release(g.peerScratch);
+  g.peerScratch.clear();
+  if (g.scratch)
+    MSCCLC_CUDA_WARN(cudaFree(g.scratch));
+  g.scratch = nullptr;
+}
+
+void Executor::evictContexts() {
+  // Under capture the device cannot be synchronised: nothing is freed then.
+  if (capturing_)
+    return;
+  Status s = drainLocal();
+  if (!s.isOk()) {
+    MSCCLC_LOG(Warn, "evicting buffer contexts: {}", s.message());
+    return;
+  }
+  std::vector<std::unique_ptr<Context>> unused = takeContexts(false);
+  freeContexts(unused);
+}
+
+Status Executor::zeroDevice(void *ptr, size_t bytes) {
+  MSCCLC_CUDA_CHECK(cudaMemsetAsync(ptr, 0, bytes, setupStream_));
+  MSCCLC_CUDA_CHECK(cudaStreamSynchronize(setupStream_));
+  return Status::ok();
+}
+
+Status Executor::copyToDevice(void *dst, const void *src, size_t bytes) {
+  MSCCLC_CUDA_CHECK(
+      cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, setupStream_));
+  MSCCLC_CUDA_CHECK(cudaStreamSynchronize(setupStream_));
+  return Status::ok();
 }
 
 uint64_t Executor::allocationId(const void *ptr) const {
@@ -350,39 +402,61 @@ Status Executor::drainProxy(uint64_t head, double seconds) {
   return Status::ok();
 }
 
-Status Executor::quiesce() {
-  // Everything that may still touch the old buffers has finished: ours
-  // (drainLocal), and the peers'.
-  MSCCLC_TRY(drainLocal());
-  return comm_.bootstrap().barrier();
+Status Executor::retireScratch() {
+  // Our kernels are done with the old scratch unless the stream is being
+  // captured (the device cannot be synchronised then); the peers' kernels,
+  // which write into it, only when every rank says so. Every rank takes
+  // part in the gather alike, capturing or not.
+  uint8_t drained = 0;
+  if (!capturing_) {
+    MSCCLC_TRY(drainLocal());
+    drained = 1;
+  }
+  std::vector<uint8_t> all(size_t(comm_.nranks()), 0);
+  all[size_t(comm_.rank())] = drained;
+  MSCCLC_TRY(comm_.bootstrap().allGather(all.data(), 1));
+  bool idle = std::all_of(all.begin(), all.end(), [](uint8_t d) { return d; });
+
+  ScratchGeneration old;
+  old.scratch = scratch_;
+  old.bytes = scratchBytes_;
+  old.peerScratch = std::move(peerScratch_);
+  old.contexts = takeContexts(false);
+  for (auto &c : takeContexts(true))
+    old.contexts.push_back(std::move(c));
+  old.captured = scratchCaptured_;
+  for (const auto &c : old.contexts)
+    old.captured |= c->captured;
+  keptScratch_.push_back(std::move(old));
+  peerScratch_.clear();
+  scratch_ = nullptr;
+  scratchBytes_ = 0;
+  scratchCaptured_ = false;
+  last_ = nullptr;
+  if (!idle)
+    return Status::ok();
+  // Free every generation no graph holds, this one and earlier ones.
+  std::vector<ScratchGeneration> held;
+  for (ScratchGeneration &g : keptScratch_) {
+    if (g.captured)
+      held.push_back(std::move(g));
+    else
+      freeGeneration(g);
+  }
+  keptScratch_ = std::move(held);
+  return Status::ok();
 }
 
-Status Executor::ensureScratch(uint64_t count, cudaStream_t stream) {
+Status Executor::ensureScratch(uint64_t count) {
   uint64_t need = plan_.scratchBytes(count, elemSize_);
   if (need <= scratchBytes_)
     return Status::ok();
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  MSCCLC_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
-  if (capture != cudaStreamCaptureStatusNone)
-    return invalidArgument(fmt::format(
-        "program {} needs {} scratch bytes for count {}, more than "
-        "allocated, while the stream is being captured: run it once with the "
-        "largest count before capturing",
-        plan_.name, static_cast<unsigned long long>(need),
-        static_cast<unsigned long long>(count)));
-  if (scratch_) {
-    MSCCLC_TRY(quiesce());
-    freeContexts();
-    comm_.release(peerScratch_);
-    peerScratch_.clear();
-    MSCCLC_CUDA_CHECK(cudaFree(scratch_));
-    scratch_ = nullptr;
-    scratchBytes_ = 0;
-  }
+  if (scratch_)
+    MSCCLC_TRY(retireScratch());
   uint64_t bytes = roundScratch(need);
   MSCCLC_CUDA_CHECK(cudaMalloc(&scratch_, bytes));
   // LL flags start at 0 and launches use flags >= 1.
-  MSCCLC_CUDA_CHECK(cudaMemset(scratch_, 0, bytes));
+  MSCCLC_TRY(zeroDevice(scratch_, bytes));
   scratchBytes_ = bytes;
   MSCCLC_TRY(comm_.exchange({scratch_}, &peerScratch_)
                  .context("exchanging scratch buffers"));
@@ -396,7 +470,10 @@ Status Executor::prepare(const void *input, void *output, uint64_t count,
   DeviceGuard guard(comm_.device());
   bool collective = needsCollectiveSetup(input, output, count) || fresh_;
   fresh_ = false;
-  MSCCLC_TRY(ensureScratch(count, stream));
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  MSCCLC_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
+  capturing_ = capture != cudaStreamCaptureStatusNone;
+  MSCCLC_TRY(ensureScratch(count));
   Context *ctx = nullptr;
   MSCCLC_TRY(contextFor(input, output, &ctx));
   // Set-up allocates and frees device memory, which waits for the whole
@@ -451,12 +528,7 @@ Status Executor::buildContext(const void *input, void *output, Context *ctx) {
   if (needPeerUser_) {
     // Mappings of buffers the peers freed block new mappings of the same
     // memory: drop unused contexts (after our kernels are done with them).
-    auto evict = [this] {
-      Status s = drainLocal();
-      if (!s.isOk())
-        MSCCLC_LOG(Warn, "evicting buffer contexts: {}", s.message());
-      freeContexts();
-    };
+    auto evict = [this] { evictContexts(); };
     if (contexts_.size() >= maxContexts())
       evict();
     MSCCLC_TRY(comm_.exchange({const_cast<void *>(input), output},
@@ -554,18 +626,16 @@ Status Executor::buildContext(const void *input, void *output, Context *ctx) {
     MSCCLC_CUDA_CHECK(cudaMalloc(&ctx->tables, total));
     char *base = static_cast<char *>(ctx->tables);
     if (nMem) {
-      MSCCLC_CUDA_CHECK(cudaMemcpy(base, mem.data(), memBytes, cudaMemcpyHostToDevice));
+      MSCCLC_TRY(copyToDevice(base, mem.data(), memBytes));
       ctx->memoryChannels = reinterpret_cast<MscclcMemoryChannel *>(base);
     }
     if (nPort) {
-      MSCCLC_CUDA_CHECK(cudaMemcpy(base + memBytes, port.data(), portBytes,
-                                   cudaMemcpyHostToDevice));
+      MSCCLC_TRY(copyToDevice(base + memBytes, port.data(), portBytes));
       ctx->portChannels = reinterpret_cast<MscclcPortChannel *>(base + memBytes);
     }
     if (nSw) {
       char *at = base + memBytes + portBytes;
-      MSCCLC_CUDA_CHECK(
-          cudaMemcpy(at, sw.data(), swBytes, cudaMemcpyHostToDevice));
+      MSCCLC_TRY(copyToDevice(at, sw.data(), swBytes));
       ctx->switchChannels = reinterpret_cast<MscclcSwitchChannel *>(at);
     }
   }
@@ -653,6 +723,14 @@ Status Executor::launch(const void *input, void *output, uint64_t count,
   args.error = error_;
   args.abortFlag = comm_.abortFlag();
   args.timeoutNs = timeoutNs_;
+
+  // A graph that holds this launch holds its scratch and tables.
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  MSCCLC_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
+  if (capture != cudaStreamCaptureStatusNone) {
+    ctx->captured = true;
+    scratchCaptured_ = true;
+  }
 
   void *params[] = {&args};
   DeviceGuard guard(comm_.device());
@@ -777,6 +855,9 @@ Status Executor::reset() {
   MSCCLC_CUDA_CHECK(cudaMemset(error_, 0, sizeof(MscclcErrorRecord)));
   if (scratch_)
     MSCCLC_CUDA_CHECK(cudaMemset(scratch_, 0, scratchBytes_));
+  // LL flags restart with the epochs: graphs replay on kept scratch too.
+  for (const ScratchGeneration &g : keptScratch_)
+    MSCCLC_CUDA_CHECK(cudaMemset(g.scratch, 0, g.bytes));
   if (fifoCapacity_) {
     memset(triggers_, 0, fifoCapacity_ * sizeof(MscclcTrigger));
     *tail_ = 0;

@@ -518,6 +518,36 @@ void testGraph(const World &w, bool warm) {
     syncAll(w);
     std::string bad = verify(w, Coll::AllReduce, b, count, ncclFloat32, ncclSum, 0);
     check(bad.empty(), std::string(what) + ", replayed 3 times" + (bad.empty() ? "" : ": " + bad));
+    // Larger calls after the capture grow the scratch of the programs they
+    // run (the captured one's too, for counts its size range still picks
+    // it); the graph keeps the scratch it captured.
+    for (size_t bigger : {count * 2, count * 4, count * 16, count * 128}) {
+      Buffers big = allocate(w, Coll::AllReduce, bigger, ncclFloat32, Placement::OutOfPlace);
+      ncclResult_t r2 = ncclGroupStart();
+      for (int r = 0; r < w.ranks && r2 == ncclSuccess; ++r)
+        r2 = ncclAllReduce(big.send[r], big.recv[r], bigger, ncclFloat32, ncclSum,
+                           w.comms[r], w.streams[r]);
+      ncclResult_t e2 = ncclGroupEnd();
+      syncAll(w);
+      std::string bad2 = r2 != ncclSuccess || e2 != ncclSuccess
+                             ? lastError()
+                             : verify(w, Coll::AllReduce, big, bigger, ncclFloat32, ncclSum, 0);
+      if (!bad2.empty())
+        check(false, std::string(what) + ": a larger all-reduce after it: " + bad2);
+      release(w, Coll::AllReduce, big, Placement::OutOfPlace);
+    }
+    for (int r = 0; r < w.ranks; ++r) {
+      CUDA_OK(cudaSetDevice(w.devices[r]));
+      CUDA_OK(cudaMemset(b.recv[r], 0, count * 4));
+    }
+    for (int r = 0; r < w.ranks; ++r) {
+      CUDA_OK(cudaSetDevice(w.devices[r]));
+      CUDA_OK(cudaGraphLaunch(execs[r], w.streams[r]));
+    }
+    syncAll(w);
+    bad = verify(w, Coll::AllReduce, b, count, ncclFloat32, ncclSum, 0);
+    check(bad.empty(), std::string(what) + ", replayed after larger calls grew the scratch" +
+                           (bad.empty() ? "" : ": " + bad));
   }
   for (cudaGraphExec_t e : execs)
     if (e)

@@ -13,6 +13,13 @@
 // meets a new pair of buffers. All ranks reach them together as long as
 // they call with the same counts and change buffers at the same calls.
 //
+// CUDA graphs: set-up may run while the caller's stream is being captured
+// (its copies go through a stream of the executor's own, and it never
+// synchronises the device then). A graph keeps the scratch and channel
+// tables of the launches it captured, so those are never freed before the
+// executor: a larger scratch or an evicted buffer context leaves captured
+// ones in place, and frees the others only once no kernel can use them.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef MSCCLC_RUNTIME_EXECUTOR_H
@@ -89,9 +96,31 @@ private:
     /// This rank's multicast bindings of the context's buffers.
     std::vector<std::unique_ptr<MulticastRegion>> multicast;
     int index = 0;
+    bool captured = false; ///< a CUDA graph holds a launch that uses it
+  };
+  /// A scratch allocation and the contexts built on it.
+  struct ScratchGeneration {
+    void *scratch = nullptr;
+    uint64_t bytes = 0;
+    std::vector<std::vector<PeerPointer>> peerScratch;
+    std::vector<std::unique_ptr<Context>> contexts;
+    bool captured = false; ///< a CUDA graph holds a launch that uses it
   };
 
-  Status ensureScratch(uint64_t count, cudaStream_t stream);
+  Status ensureScratch(uint64_t count);
+  /// Collective: moves the scratch and its contexts aside for a larger one;
+  /// frees what no graph holds once every rank's kernels are done with it.
+  Status retireScratch();
+  void freeGeneration(ScratchGeneration &g);
+  /// Removes the contexts whose `captured` is as given from contexts_.
+  std::vector<std::unique_ptr<Context>> takeContexts(bool captured);
+  /// Drops buffer contexts no graph holds (after our kernels are done), so
+  /// the peers' freed buffers can be mapped anew.
+  void evictContexts();
+  /// Synchronous set-up copies on the executor's own stream: a copy on the
+  /// legacy stream would join a capture in progress on a blocking stream.
+  Status zeroDevice(void *ptr, size_t bytes);
+  Status copyToDevice(void *dst, const void *src, size_t bytes);
   /// Collective: refuses, on every rank alike, a program that does not fit
   /// a GPU with every rank that shares it: thread blocks that cannot all be
   /// resident at once, or more streams than the GPU's hardware work queues
@@ -105,8 +134,8 @@ private:
   Status buildContext(const void *input, void *output, Context *ctx);
   Status bindSwitchChannels(const void *input, void *output, Context *ctx,
                             std::vector<MscclcSwitchChannel> *table);
-  void freeContexts();
-  Status quiesce();
+  /// Withdraws the contexts' proxy channels and frees them.
+  void freeContexts(std::vector<std::unique_ptr<Context>> &contexts);
   Status drainLocal();
   /// Waits until the proxy has served the FIFO up to `head` and its copies
   /// are done.
@@ -153,10 +182,16 @@ private:
   std::vector<uint64_t> signalCounters_;
 
   std::map<std::string, std::unique_ptr<Context>> contexts_;
+  /// Older scratch (and its contexts) kept while a graph may still use it.
+  /// Captured contexts stay in contexts_ (eviction leaves them).
+  std::vector<ScratchGeneration> keptScratch_;
+  bool scratchCaptured_ = false;
+  bool capturing_ = false; ///< prepare()'s stream is being captured
   Context *last_ = nullptr;
   int nextContext_ = 0;
   uint64_t timeoutNs_ = 0;
-  cudaStream_t peekStream_ = nullptr; ///< peekError's (non-blocking)
+  cudaStream_t peekStream_ = nullptr;  ///< peekError's (non-blocking)
+  cudaStream_t setupStream_ = nullptr; ///< set-up copies (non-blocking)
 };
 
 } // namespace mscclc::rt
