@@ -1,14 +1,13 @@
 //===- Bootstrap.cpp - TCP rendezvous among the ranks ---------------------===//
 //
-// Wire protocol (all integers little-endian host order: one machine type):
-//   rank -> root : Hello {magic, nonce, rank, nranks, listen address}
-//   root -> rank : nranks listen addresses, in rank order
-//   rank -> next : RingHello {magic, nonce, rank}
-// The nonce in the id keeps stray or stale connections out.
+// The sockets, deadlines and threads of the rendezvous. The messages and
+// their decoders are in BootstrapWire.h; every byte that comes in goes
+// through them.
 //
 //===----------------------------------------------------------------------===//
 
 #include "mscclc/runtime/Bootstrap.h"
+#include "mscclc/runtime/BootstrapWire.h"
 #include "mscclc/runtime/Log.h"
 
 #include <arpa/inet.h>
@@ -29,43 +28,10 @@
 #include <unistd.h>
 
 namespace mscclc::rt {
+using namespace wire;
 namespace {
 
-constexpr uint32_t kMagic = 0x4d534343; // "MSCC"
-constexpr uint32_t kVersion = 1;
-constexpr uint32_t kFlagRank0HostsRoot = 1;
-
 using Clock = std::chrono::steady_clock;
-
-/// The address of a listening socket, as carried in ids and messages.
-struct WireAddr {
-  uint16_t family; // AF_INET or AF_INET6
-  uint16_t port;   // network order
-  uint8_t addr[16];
-};
-
-struct IdLayout {
-  uint32_t magic;
-  uint32_t version;
-  uint64_t nonce;
-  uint32_t flags;
-  WireAddr root;
-};
-static_assert(sizeof(IdLayout) <= kUniqueIdBytes, "id too large");
-
-struct Hello {
-  uint32_t magic;
-  uint32_t rank;
-  uint64_t nonce;
-  uint32_t nranks;
-  WireAddr listen;
-};
-
-struct RingHello {
-  uint32_t magic;
-  uint32_t rank;
-  uint64_t nonce;
-};
 
 /// An owned socket descriptor.
 class Fd {
@@ -350,43 +316,35 @@ Status serveRoot(Fd listener, uint64_t nonce) {
       deadlineFromNow() + std::chrono::duration_cast<Clock::duration>(
                               std::chrono::duration<double>(
                                   bootstrapTimeoutSeconds()));
+  RootRoster roster(nonce);
   std::vector<Fd> conns;
-  std::vector<WireAddr> addrs;
-  int nranks = -1, arrived = 0;
-  while (nranks < 0 || arrived < nranks) {
+  while (!roster.complete()) {
     Fd conn;
     MSCCLC_TRY(acceptFrom(listener.get(), deadline,
                           "waiting for ranks at the root", &conn));
     Hello hello;
     // A short deadline per hello: a stray client must not stall the root.
-    auto helloDeadline = std::min<Clock::time_point>(deadline, Clock::now() + std::chrono::seconds(10));
-    if (!recvAll(conn.get(), &hello, sizeof(hello), helloDeadline,
-                 "from a rank at the root")
-             .isOk() ||
-        hello.magic != kMagic || hello.nonce != nonce) {
+    auto helloDeadline = std::min<Clock::time_point>(
+        deadline, Clock::now() + std::chrono::seconds(10));
+    bool stray = !recvAll(conn.get(), &hello, sizeof(hello), helloDeadline,
+                          "from a rank at the root")
+                      .isOk();
+    int rank = -1;
+    if (!stray)
+      MSCCLC_TRY(roster.add(&hello, sizeof(hello), &stray, &rank));
+    if (stray) {
       MSCCLC_LOG(Warn, "bootstrap root: dropped a connection with a bad hello");
       continue;
     }
-    if (nranks < 0) {
-      nranks = int(hello.nranks);
-      conns.resize(size_t(nranks));
-      addrs.resize(size_t(nranks));
-    }
-    if (int(hello.nranks) != nranks || int(hello.rank) >= nranks ||
-        conns[hello.rank].get() >= 0)
-      return invalidArgument(fmt::format(
-          "bootstrap root: rank {} of {} conflicts with {} ranks seen "
-          "so far (duplicate rank or different rank counts)",
-          hello.rank, hello.nranks, nranks));
-    addrs[hello.rank] = hello.listen;
-    conns[hello.rank] = std::move(conn);
-    ++arrived;
+    conns.resize(size_t(roster.nranks()));
+    conns[size_t(rank)] = std::move(conn);
   }
-  for (int r = 0; r < nranks; ++r)
-    MSCCLC_TRY(sendAll(conns[size_t(r)].get(), addrs.data(),
+  const std::vector<WireAddr> &addrs = roster.addresses();
+  for (Fd &conn : conns)
+    MSCCLC_TRY(sendAll(conn.get(), addrs.data(),
                        addrs.size() * sizeof(WireAddr), deadline,
                        "addresses from the root"));
-  MSCCLC_LOG(Debug, "bootstrap root: {} ranks met", nranks);
+  MSCCLC_LOG(Debug, "bootstrap root: {} ranks met", roster.nranks());
   return Status::ok();
 }
 
@@ -443,10 +401,6 @@ Status defaultRootAddr(WireAddr *out) {
   return Status::ok();
 }
 
-const IdLayout &layout(const UniqueId &id) {
-  return *reinterpret_cast<const IdLayout *>(id.bytes);
-}
-
 } // namespace
 
 double bootstrapTimeoutSeconds() {
@@ -457,7 +411,10 @@ double bootstrapTimeoutSeconds() {
 }
 
 std::string describeUniqueId(const UniqueId &id) {
-  return describe(layout(id).root);
+  IdLayout l;
+  if (!decodeUniqueId(id, &l).isOk())
+    return "(not an mscclc unique id)";
+  return describe(l.root);
 }
 
 Status uniqueIdFromAddress(const std::string &hostPort, UniqueId *id) {
@@ -520,9 +477,8 @@ Status createUniqueId(UniqueId *id) {
 
 Status Bootstrap::create(const UniqueId &id, int rank, int nranks,
                          std::unique_ptr<Bootstrap> *out) {
-  const IdLayout &l = layout(id);
-  if (l.magic != kMagic || l.version != kVersion)
-    return invalidArgument("not an mscclc unique id (bad magic or version)");
+  IdLayout l;
+  MSCCLC_TRY(decodeUniqueId(id, &l));
   if (nranks < 1 || rank < 0 || rank >= nranks)
     return invalidArgument(
         fmt::format("rank {} out of range for {} ranks", rank, nranks));
@@ -556,9 +512,11 @@ Status Bootstrap::create(const UniqueId &id, int rank, int nranks,
   Hello hello{kMagic, uint32_t(rank), l.nonce, uint32_t(nranks), bound};
   MSCCLC_TRY(sendAll(root.get(), &hello, sizeof(hello), deadline,
                      "hello to the root"));
-  std::vector<WireAddr> addrs(static_cast<size_t>(nranks));
-  MSCCLC_TRY(recvAll(root.get(), addrs.data(), addrs.size() * sizeof(WireAddr),
-                     deadline, "addresses from the root"));
+  std::vector<char> answer(size_t(nranks) * sizeof(WireAddr));
+  MSCCLC_TRY(recvAll(root.get(), answer.data(), answer.size(), deadline,
+                     "addresses from the root"));
+  std::vector<WireAddr> addrs;
+  MSCCLC_TRY(decodeAddresses(answer.data(), answer.size(), nranks, &addrs));
   root.reset();
 
   if (nranks > 1) {
@@ -576,8 +534,7 @@ Status Bootstrap::create(const UniqueId &id, int rank, int nranks,
       if (recvAll(prev.get(), &got, sizeof(got), deadline,
                   "hello from the previous rank")
               .isOk() &&
-          got.magic == kMagic && got.nonce == l.nonce &&
-          int(got.rank) == expected) {
+          isRingHelloFrom(&got, sizeof(got), l.nonce, expected)) {
         b->prev_ = prev.release();
         break;
       }

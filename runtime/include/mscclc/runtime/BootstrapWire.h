@@ -1,0 +1,111 @@
+//===- BootstrapWire.h - The bootstrap's messages and their decoders -*- C++ -*-===//
+//
+// What the bootstrap (Bootstrap.h) sends over TCP and how a receiver reads
+// it, apart from the sockets: every byte read from the network passes
+// through one of these decoders before the bootstrap indexes, allocates or
+// connects with it, so they can be tested and fuzzed on plain bytes.
+//
+// Wire protocol (all integers in host order: one machine type):
+//   rank -> root : Hello {magic, rank, nonce, nranks, listen address}
+//   root -> rank : nranks listen addresses, in rank order
+//   rank -> next : RingHello {magic, rank, nonce}
+// The nonce in the id keeps stray or stale connections out.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MSCCLC_RUNTIME_BOOTSTRAPWIRE_H
+#define MSCCLC_RUNTIME_BOOTSTRAPWIRE_H
+
+#include "mscclc/runtime/Bootstrap.h"
+#include "mscclc/runtime/Status.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace mscclc::rt::wire {
+
+constexpr uint32_t kMagic = 0x4d534343; // "MSCC"
+constexpr uint32_t kVersion = 1;
+constexpr uint32_t kFlagRank0HostsRoot = 1;
+/// The most ranks a hello may announce (the compiler's --ranks limit): the
+/// root allocates per announced rank.
+constexpr uint32_t kMaxRanks = 65536;
+
+/// The address of a listening socket, as carried in ids and messages.
+struct WireAddr {
+  uint16_t family; // AF_INET or AF_INET6
+  uint16_t port;   // network order
+  uint8_t addr[16];
+};
+
+struct IdLayout {
+  uint32_t magic;
+  uint32_t version;
+  uint64_t nonce;
+  uint32_t flags;
+  WireAddr root;
+};
+static_assert(sizeof(IdLayout) <= kUniqueIdBytes, "id too large");
+
+struct Hello {
+  uint32_t magic;
+  uint32_t rank;
+  uint64_t nonce;
+  uint32_t nranks;
+  WireAddr listen;
+};
+
+struct RingHello {
+  uint32_t magic;
+  uint32_t rank;
+  uint64_t nonce;
+};
+
+/// Checks an address that came over the wire: IPv4 or IPv6, a port.
+Status checkAddress(const WireAddr &addr);
+
+/// Reads an id's fields; an error unless magic, version and root address
+/// are an mscclc id's.
+Status decodeUniqueId(const UniqueId &id, IdLayout *out);
+
+/// The root's record of the ranks that said hello.
+class RootRoster {
+public:
+  explicit RootRoster(uint64_t nonce) : nonce_(nonce) {}
+
+  /// Takes the `size` bytes a connection sent as its hello. A frame that
+  /// is not for this communicator (short, bad magic or nonce) sets *stray:
+  /// the root drops that connection and goes on waiting. A frame that is,
+  /// but conflicts with the ranks seen so far (rank out of range, taken,
+  /// another rank count, a bad address) is an error. Otherwise the rank is
+  /// recorded and returned in *rank.
+  Status add(const void *frame, size_t size, bool *stray, int *rank);
+
+  /// Every announced rank said hello.
+  bool complete() const { return nranks_ > 0 && arrived_ == nranks_; }
+  int nranks() const { return nranks_; }
+  /// Listening addresses by rank (valid once complete()).
+  const std::vector<WireAddr> &addresses() const { return addrs_; }
+
+private:
+  uint64_t nonce_;
+  int nranks_ = -1;
+  int arrived_ = 0;
+  std::vector<WireAddr> addrs_;
+  std::vector<bool> seen_;
+};
+
+/// Decodes the root's answer to a rank of an `nranks` communicator: one
+/// valid address per rank, exactly.
+Status decodeAddresses(const void *bytes, size_t size, int nranks,
+                       std::vector<WireAddr> *out);
+
+/// Whether the `size` bytes of a ring hello come from rank `expected` of
+/// the communicator with `nonce`.
+bool isRingHelloFrom(const void *frame, size_t size, uint64_t nonce,
+                     int expected);
+
+} // namespace mscclc::rt::wire
+
+#endif // MSCCLC_RUNTIME_BOOTSTRAPWIRE_H
