@@ -94,10 +94,10 @@ const char *redopName(mscclcRedOp_t op) {
 }
 
 /// The executor of (program, dtype, op) on `comm`, created (collectively)
-/// on first use.
+/// on first use; `staged`: the stdlib's runs (Executor.h).
 Status executorFor(Program *program, mscclcComm_t comm,
                    mscclcDataType_t dtype, mscclcRedOp_t op, bool create,
-                   Executor **out) {
+                   Executor **out, bool staged = false) {
   const char *d = dtypeName(dtype);
   const char *r = redopName(op);
   if (!d)
@@ -107,8 +107,8 @@ Status executorFor(Program *program, mscclcComm_t comm,
         fmt::format("unknown reduction operator {}", int(op)));
   Communicator &c = *comm->comm;
   std::string key = fmt::format(
-      "{}/{}/{}", static_cast<unsigned long long>(program->id()), d,
-      r);
+      "{}/{}/{}{}", static_cast<unsigned long long>(program->id()), d, r,
+      staged ? "/staged" : "");
   std::lock_guard<std::mutex> lock(c.executorMutex());
   auto it = c.executors().find(key);
   if (it != c.executors().end()) {
@@ -118,7 +118,7 @@ Status executorFor(Program *program, mscclcComm_t comm,
   if (!create)
     return invalidArgument("the program has not run on this communicator "
                            "with this data type and operator");
-  auto ex = std::make_unique<Executor>(c, *program, d, r);
+  auto ex = std::make_unique<Executor>(c, *program, d, r, staged);
   MSCCLC_TRY(ex->init());
   *out = ex.get();
   c.executors().emplace(key, std::move(ex));
@@ -137,6 +137,9 @@ struct RunArgs {
   /// A one-rank stdlib collective: a plain copy of copyBytes, no program.
   bool copyOnly = false;
   size_t copyBytes = 0;
+  /// On the executor's staging buffers (the kernel never sees send and
+  /// recv together, so they may alias in NCCL's in-place layouts).
+  bool staged = false;
 };
 
 Program *unwrap(mscclcProgram_t p) { return p ? p->program.get() : nullptr; }
@@ -152,7 +155,7 @@ Status checkRunArgs(const RunArgs &a) {
         "program {} was compiled in place: pass the same send and receive "
         "buffer",
         plan.name));
-  if (!plan.inPlace && a.send == a.recv && a.count > 0)
+  if (!plan.inPlace && !a.staged && a.send == a.recv && a.count > 0)
     return invalidArgument(fmt::format(
         "program {} was compiled out of place: send and receive buffers must "
         "differ (compile an in-place variant for in-place use)",
@@ -161,7 +164,7 @@ Status checkRunArgs(const RunArgs &a) {
 }
 
 Status prepareRun(const RunArgs &a, Executor **ex) {
-  MSCCLC_TRY(executorFor(a.program, a.comm, a.dtype, a.op, true, ex));
+  MSCCLC_TRY(executorFor(a.program, a.comm, a.dtype, a.op, true, ex, a.staged));
   return (*ex)->prepare(a.send, a.recv, a.count, a.stream);
 }
 
@@ -635,6 +638,13 @@ mscclcResult_t mscclcRunCollective(mscclcComm_t comm, mscclcCollective_t coll,
     return fail(s);
   RunArgs a{choice->program, comm, progSend, progRecv, count, dtype,
             collectiveReduces(c) ? op : mscclcSum, stream};
+  if (choice->staged) {
+    // The out-of-place variant, on NCCL's own pointers: the kernel writes
+    // the staging, and the copy after it lands where recvbuff says.
+    a.staged = true;
+    a.send = sendbuff;
+    a.recv = recvbuff;
+  }
   if (choice->selection.builtinCopy()) {
     a.copyOnly = true;
     a.copyBytes = recvElems(c, n, count) * es;
@@ -703,7 +713,7 @@ mscclcResult_t mscclcGroupEnd(void) {
     if (a.count == 0 || a.copyOnly)
       continue;
     Executor *ex = nullptr;
-    if (!executorFor(a.program, a.comm, a.dtype, a.op, false, &ex).isOk() ||
+    if (!executorFor(a.program, a.comm, a.dtype, a.op, false, &ex, a.staged).isOk() ||
         ex->needsCollectiveSetup(a.send, a.recv, a.count)) {
       collective = true;
       break;

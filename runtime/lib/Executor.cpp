@@ -69,16 +69,48 @@ uint64_t kernelTimeoutNs() {
 }
 
 Executor::Executor(Communicator &comm, Program &program, std::string dtype,
-                   std::string redop)
+                   std::string redop, bool stageUserBuffers)
     : comm_(comm), program_(program), plan_(program.plan()),
       rankPlan_(program.plan().rankPlans[size_t(comm.rank())]),
       dtype_(std::move(dtype)), redop_(std::move(redop)) {
   elemSize_ = dtypeSize(dtype_);
   for (const RankPlan &rp : plan_.rankPlans)
     for (const auto *list : {&rp.memoryChannels, &rp.portChannels})
-      for (const PlanChannel &c : *list)
-        needPeerUser_ |= c.peerInput || c.peerOutput;
+      for (const PlanChannel &c : *list) {
+        peerInput_ |= c.peerInput;
+        peerOutput_ |= c.peerOutput;
+      }
+  needPeerUser_ = peerInput_ || peerOutput_;
+  staged_ = stageUserBuffers && needPeerUser_;
   timeoutNs_ = kernelTimeoutNs();
+}
+
+Executor::ScratchLayout Executor::scratchNeed(uint64_t count) const {
+  ScratchLayout need;
+  need.plan = plan_.scratchBytes(count, elemSize_);
+  if (staged_) {
+    need.input = peerInput_ ? plan_.inputElems(count) * elemSize_ : 0;
+    need.output = peerOutput_ ? plan_.outputElems(count) * elemSize_ : 0;
+  }
+  return need;
+}
+
+bool Executor::scratchFits(uint64_t count) const {
+  ScratchLayout need = scratchNeed(count);
+  return need.plan <= layout_.plan && need.input <= layout_.input &&
+         need.output <= layout_.output;
+}
+
+const void *Executor::kernelInput(const void *input) const {
+  if (!staged_ || !peerInput_)
+    return input;
+  return static_cast<char *>(scratch_) + layout_.plan;
+}
+
+void *Executor::kernelOutput(void *output) const {
+  if (!staged_ || !peerOutput_)
+    return output;
+  return static_cast<char *>(scratch_) + layout_.plan + layout_.input;
 }
 
 Status Executor::init() {
@@ -95,6 +127,9 @@ Status Executor::init() {
   if (!plan_.redops.empty() && !plan_.supportsRedop(redop_))
     return invalidArgument(fmt::format(
         "program {} does not support operator {}", plan_.name, redop_));
+  if (staged_ && plan_.inPlace)
+    return internalError(fmt::format(
+        "program {}: staged runs take the out-of-place variant", plan_.name));
   if (plan_.usesSwitchChannels)
     MSCCLC_TRY(multicastAllowed().context(
         fmt::format("program {} uses SwitchChannels", plan_.name)));
@@ -368,9 +403,9 @@ uint64_t Executor::allocationId(const void *ptr) const {
 
 bool Executor::needsCollectiveSetup(const void *input, void *output,
                                     uint64_t count) const {
-  if (plan_.scratchBytes(count, elemSize_) > scratchBytes_)
+  if (!scratchFits(count))
     return true;
-  if (!needPeerUser_)
+  if (!needPeerUser_ || staged_)
     return false;
   if (last_ && last_->input == input && last_->output == output &&
       last_->inputId == allocationId(input) &&
@@ -420,6 +455,7 @@ Status Executor::retireScratch() {
   ScratchGeneration old;
   old.scratch = scratch_;
   old.bytes = scratchBytes_;
+  layout_ = {};
   old.peerScratch = std::move(peerScratch_);
   old.contexts = takeContexts(false);
   for (auto &c : takeContexts(true))
@@ -448,12 +484,21 @@ Status Executor::retireScratch() {
 }
 
 Status Executor::ensureScratch(uint64_t count) {
-  uint64_t need = plan_.scratchBytes(count, elemSize_);
-  if (need <= scratchBytes_)
+  if (scratchFits(count))
     return Status::ok();
+  // Parts never shrink: a smaller count after a larger one still fits.
+  ScratchLayout need = scratchNeed(count), grown;
+  auto part = [](uint64_t want, uint64_t had) {
+    uint64_t bytes = std::max(want, had);
+    return bytes ? roundScratch(bytes) : 0;
+  };
+  grown.plan = part(need.plan, layout_.plan);
+  grown.input = part(need.input, layout_.input);
+  grown.output = part(need.output, layout_.output);
   if (scratch_)
     MSCCLC_TRY(retireScratch());
-  uint64_t bytes = roundScratch(need);
+  layout_ = grown;
+  uint64_t bytes = grown.total();
   MSCCLC_CUDA_CHECK(cudaMalloc(&scratch_, bytes));
   // LL flags start at 0 and launches use flags >= 1.
   MSCCLC_TRY(zeroDevice(scratch_, bytes));
@@ -475,7 +520,7 @@ Status Executor::prepare(const void *input, void *output, uint64_t count,
   capturing_ = capture != cudaStreamCaptureStatusNone;
   MSCCLC_TRY(ensureScratch(count));
   Context *ctx = nullptr;
-  MSCCLC_TRY(contextFor(input, output, &ctx));
+  MSCCLC_TRY(contextFor(kernelInput(input), kernelOutput(output), &ctx));
   // Set-up allocates and frees device memory, which waits for the whole
   // GPU: no rank sharing it may launch (and wait for the others) before
   // every rank's set-up is done.
@@ -485,9 +530,10 @@ Status Executor::prepare(const void *input, void *output, uint64_t count,
 }
 
 Status Executor::contextFor(const void *input, void *output, Context **out) {
-  bool keyed = needPeerUser_ || !rankPlan_.portChannels.empty();
+  bool peerMapped = needPeerUser_ && !staged_;
+  bool keyed = peerMapped || !rankPlan_.portChannels.empty();
   uint64_t inId = 0, outId = 0;
-  if (needPeerUser_) {
+  if (peerMapped) {
     inId = allocationId(input);
     outId = allocationId(output);
   }
@@ -525,7 +571,7 @@ Status Executor::buildContext(const void *input, void *output, Context *ctx) {
   // bindMulticast checks again before any multicast call.
   size_t nSw = rankPlan_.switchChannels.size();
 
-  if (needPeerUser_) {
+  if (needPeerUser_ && !staged_) {
     // Mappings of buffers the peers freed block new mappings of the same
     // memory: drop unused contexts (after our kernels are done with them).
     auto evict = [this] { evictContexts(); };
@@ -537,6 +583,18 @@ Status Executor::buildContext(const void *input, void *output, Context *ctx) {
   }
 
   auto peerUser = [&](int r, int which) -> PeerPointer {
+    if (staged_) {
+      // The peer's staging: the same offsets in its scratch (every rank
+      // grows its scratch alike).
+      bool reached = which == 0 ? peerInput_ : peerOutput_;
+      if (!reached || peerScratch_.empty() || !peerScratch_[size_t(r)][0].ptr)
+        return {};
+      uint64_t offset = layout_.plan + (which == 0 ? 0 : layout_.input);
+      PeerPointer p;
+      p.ptr = static_cast<char *>(peerScratch_[size_t(r)][0].ptr) + offset;
+      p.extent = which == 0 ? layout_.input : layout_.output;
+      return p;
+    }
     if (ctx->peerUser.empty())
       return {};
     return ctx->peerUser[size_t(r)][size_t(which)];
@@ -592,14 +650,15 @@ Status Executor::buildContext(const void *input, void *output, Context *ctx) {
       pc->src[1] = output;
       pc->srcExtent[1] = extentOf(output);
       pc->src[2] = scratch_;
-      pc->srcExtent[2] = scratchBytes_;
+      pc->srcExtent[2] = layout_.plan;
       pc->dst[0] = peerUser(c.peer, 0).ptr;
       pc->dstExtent[0] = peerUser(c.peer, 0).extent;
       pc->dst[1] = peerUser(c.peer, 1).ptr;
       pc->dstExtent[1] = peerUser(c.peer, 1).extent;
       if (!peerScratch_.empty()) {
         pc->dst[2] = peerScratch_[size_t(c.peer)][0].ptr;
-        pc->dstExtent[2] = peerScratch_[size_t(c.peer)][0].extent;
+        pc->dstExtent[2] = std::min(peerScratch_[size_t(c.peer)][0].extent,
+                                    layout_.plan);
       }
       pc->peerSemaphore = peerSem(c.peer, true, c.peerIndex);
       pc->counter = &signalCounters_[i];
@@ -694,10 +753,18 @@ Status Executor::launch(const void *input, void *output, uint64_t count,
                                        comm_.rank()));
   const DriverApi *api = nullptr;
   MSCCLC_TRY(driverApi(&api));
-  Context *ctx = nullptr;
-  MSCCLC_TRY(contextFor(input, output, &ctx));
-  if (plan_.scratchBytes(count, elemSize_) > scratchBytes_)
+  if (!scratchFits(count))
     return internalError("launch before prepare() grew the scratch");
+  const void *kernelIn = kernelInput(input);
+  void *kernelOut = kernelOutput(output);
+  Context *ctx = nullptr;
+  MSCCLC_TRY(contextFor(kernelIn, kernelOut, &ctx));
+  bool root = comm_.rank() == plan_.root;
+  DeviceGuard guard(comm_.device());
+  if (kernelIn != input && (root || !plan_.inputAtRootOnly()))
+    MSCCLC_CUDA_CHECK(cudaMemcpyAsync(const_cast<void *>(kernelIn), input,
+                                      plan_.inputElems(count) * elemSize_,
+                                      cudaMemcpyDeviceToDevice, stream));
 
   MscclcKernelArgs args;
   memset(&args, 0, sizeof(args));
@@ -705,8 +772,8 @@ Status Executor::launch(const void *input, void *output, uint64_t count,
   args.rank = mscclc_u32(comm_.rank());
   args.nranks = mscclc_u32(comm_.nranks());
   args.flags = 0;
-  args.input = const_cast<void *>(input);
-  args.output = output;
+  args.input = const_cast<void *>(kernelIn);
+  args.output = kernelOut;
   args.scratch = scratch_;
   args.count = count;
   args.memoryChannels = ctx->memoryChannels;
@@ -733,15 +800,15 @@ Status Executor::launch(const void *input, void *output, uint64_t count,
   }
 
   void *params[] = {&args};
-  DeviceGuard guard(comm_.device());
   MSCCLC_CUDA_CHECK(api->launchKernel(
       kernel_, unsigned(rankPlan_.blocks), 1, 1, unsigned(plan_.threadsPerBlock),
       1, 1, 0, reinterpret_cast<CUstream>(stream), params, nullptr));
   // avg's scaling belongs to the result only: with reduce, on the root.
-  if (scaleKernel_ && (!plan_.resultAtRootOnly() || comm_.rank() == plan_.root)) {
+  bool hasResult = root || !plan_.resultAtRootOnly();
+  if (scaleKernel_ && hasResult) {
     unsigned long long n = plan_.outputElems(count);
     double factor = 1.0 / double(comm_.nranks());
-    void *buf = static_cast<char *>(output) +
+    void *buf = static_cast<char *>(kernelOut) +
                 plan_.resultOffset(comm_.rank(), count) * elemSize_;
     void *sparams[] = {&buf, &n, &factor};
     unsigned grid = unsigned(std::min<unsigned long long>((n + 511) / 512, 1024));
@@ -751,6 +818,10 @@ Status Executor::launch(const void *input, void *output, uint64_t count,
                                         reinterpret_cast<CUstream>(stream),
                                         sparams, nullptr));
   }
+  if (kernelOut != output && hasResult)
+    MSCCLC_CUDA_CHECK(cudaMemcpyAsync(output, kernelOut,
+                                      plan_.outputElems(count) * elemSize_,
+                                      cudaMemcpyDeviceToDevice, stream));
   return Status::ok();
 }
 

@@ -345,8 +345,17 @@ Status stdlibResolve(StdlibState &state, const SelectionQuery &q,
   }
   StdlibChoice c;
   MSCCLC_TRY(state.table->select(q, &c.selection));
-  if (!c.selection.builtinCopy() && q.count > 0)
+  if (!c.selection.builtinCopy() && q.count > 0) {
     MSCCLC_TRY(stdlibProgram(state, q, c.selection, &c.program));
+    const Plan &plan = c.program->plan();
+    for (int r = 0; r < plan.ranks; ++r)
+      c.staged |= plan.needsPeerUserBuffers(r);
+    if (c.staged && q.inPlace) {
+      SelectionQuery outOfPlace = q;
+      outOfPlace.inPlace = false;
+      MSCCLC_TRY(stdlibProgram(state, outOfPlace, c.selection, &c.program));
+    }
+  }
   std::lock_guard<std::mutex> lock(state.memoMutex);
   if (state.memo.size() >= StdlibState::kMemoEntries) {
     // Full: keep the answer in a per-thread slot instead.

@@ -8,7 +8,8 @@
 //  - every dtype (f32, f16, bf16, i32) and op at small counts (1, 3, 1000);
 //  - sum for f32 and bf16 at counts up to --max-bytes per buffer;
 //  - in place and out of place everywhere;
-//  - rooted collectives at root 0 and root nranks-1.
+//  - rooted collectives at root 0 and root nranks-1;
+//  - all-reduce and all-gather with rank 0's buffers new at every call.
 // Calls the stdlib does not serve (mscclcCollectiveSupported says so) are
 // reported as SKIP with the reason.
 //
@@ -278,6 +279,105 @@ void runCase(const Case &k, const RankLayout &layout,
   fflush(stdout);
 }
 
+/// Buffers that change on one rank only (as a framework's caching
+/// allocator may hand out): rank 0 takes new buffers at every call, the
+/// others keep theirs. Each call must complete and be right; algorithms
+/// that reach the peers' buffers run on staging, so no call waits for a
+/// set-up the other ranks do not make.
+void runChangingBuffers(mscclcCollective_t coll, size_t count, bool inPlace,
+                        const RankLayout &layout,
+                        const std::vector<mscclcComm_t> &comms,
+                        const std::vector<cudaStream_t> &streams, Counts *counts) {
+  int n = layout.ranks;
+  const char *algo = nullptr;
+  MSCCLC_OR_EXIT(mscclcCollectiveAlgorithm(comms[0], coll, count, mscclcFloat32,
+                                           mscclcSum, 0, inPlace, &algo));
+  std::string what = std::string(collName(coll)) + " f32 count=" +
+                     std::to_string(count) + (inPlace ? " in place" : "") +
+                     ", rank 0's buffers new at every call [" + algo + "]";
+  size_t sN = sendElems(coll, n, count), rN = recvElems(coll, n, count);
+  size_t total = inPlace ? std::max(rN, sN) : rN;
+  // Exact in f32: small integers.
+  auto value = [](int r, size_t i, int call) { return float((r + 1) * 3 + int(i % 7) + call); };
+  std::vector<void *> allocations;
+  std::vector<void *> recvOf(size_t(n), nullptr), sendOf(size_t(n), nullptr);
+  auto give = [&](int r) {
+    MSCCLC_CUDA_OR_EXIT(cudaSetDevice(layout.deviceOf(r)));
+    void *recv = nullptr, *send = nullptr;
+    MSCCLC_CUDA_OR_EXIT(cudaMalloc(&recv, std::max<size_t>(total * 4, 2u << 20)));
+    allocations.push_back(recv);
+    if (inPlace) {
+      send = static_cast<char *>(recv) + inPlaceInputOffset(coll, r, count) * 4;
+    } else {
+      MSCCLC_CUDA_OR_EXIT(cudaMalloc(&send, std::max<size_t>(sN * 4, 2u << 20)));
+      allocations.push_back(send);
+    }
+    recvOf[size_t(r)] = recv;
+    sendOf[size_t(r)] = send;
+  };
+  for (int r = 0; r < n; ++r)
+    give(r);
+  size_t bad = 0;
+  std::string err;
+  for (int call = 0; call < 4 && err.empty() && !bad; ++call) {
+    if (call > 0)
+      give(0);
+    for (int r = 0; r < n; ++r) {
+      std::vector<float> in(sN);
+      for (size_t i = 0; i < sN; ++i)
+        in[i] = value(r, i, call);
+      MSCCLC_CUDA_OR_EXIT(cudaSetDevice(layout.deviceOf(r)));
+      MSCCLC_CUDA_OR_EXIT(cudaMemcpy(sendOf[size_t(r)], in.data(), sN * 4,
+                                     cudaMemcpyHostToDevice));
+    }
+    MSCCLC_OR_EXIT(mscclcGroupStart());
+    mscclcResult_t res = mscclcSuccess;
+    for (int r = 0; r < n && res == mscclcSuccess; ++r) {
+      void *recv = static_cast<char *>(recvOf[size_t(r)]) +
+                   (inPlace ? inPlaceOutputOffset(coll, r, count) * 4 : 0);
+      res = mscclcRunCollective(comms[size_t(r)], coll, sendOf[size_t(r)], recv,
+                                count, mscclcFloat32, mscclcSum, 0,
+                                streams[size_t(r)]);
+    }
+    if (res != mscclcSuccess)
+      err = mscclcGetLastError();
+    if (mscclcGroupEnd() != mscclcSuccess && err.empty())
+      err = mscclcGetLastError();
+    for (int r = 0; r < n; ++r) {
+      MSCCLC_CUDA_OR_EXIT(cudaSetDevice(layout.deviceOf(r)));
+      MSCCLC_CUDA_OR_EXIT(cudaStreamSynchronize(streams[size_t(r)]));
+    }
+    for (int r = 0; r < n && err.empty(); ++r) {
+      std::vector<float> out(rN);
+      const char *at = static_cast<char *>(recvOf[size_t(r)]) +
+                       (inPlace ? inPlaceOutputOffset(coll, r, count) * 4 : 0);
+      MSCCLC_CUDA_OR_EXIT(cudaMemcpy(out.data(), at, rN * 4, cudaMemcpyDeviceToHost));
+      for (size_t i = 0; i < rN; ++i) {
+        float want = 0;
+        if (coll == mscclcCollAllReduce)
+          for (int q = 0; q < n; ++q)
+            want += value(q, i, call);
+        else // all-gather: block q holds rank q's input
+          want = value(int(i / count), i % count, call);
+        if (out[i] != want && bad++ < 3)
+          fprintf(stderr, "  %s: call %d rank %d element %zu: %g, expected %g\n",
+                  what.c_str(), call, r, i, double(out[i]), double(want));
+      }
+    }
+  }
+  for (void *p : allocations)
+    MSCCLC_CUDA_OR_EXIT(cudaFree(p));
+  if (!err.empty() || bad) {
+    printf("FAIL %s: %s\n", what.c_str(),
+           err.empty() ? (std::to_string(bad) + " mismatches").c_str() : err.c_str());
+    ++counts->fail;
+  } else {
+    printf("PASS %s\n", what.c_str());
+    ++counts->pass;
+  }
+  fflush(stdout);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -349,6 +449,10 @@ int main(int argc, char **argv) {
   Counts counts;
   for (const Case &k : cases)
     runCase(k, layout, comms, streams, &counts);
+  for (size_t count : {size_t(1000), size_t(1) << 20})
+    for (int inPlace = 0; inPlace < 2; ++inPlace)
+      for (mscclcCollective_t c : {mscclcCollAllReduce, mscclcCollAllGather})
+        runChangingBuffers(c, count, inPlace, layout, comms, streams, &counts);
   for (int r = 0; r < n; ++r)
     MSCCLC_CUDA_OR_EXIT(cudaStreamDestroy(streams[size_t(r)]));
   for (mscclcComm_t c : comms)

@@ -20,6 +20,14 @@
 // executor: a larger scratch or an evicted buffer context leaves captured
 // ones in place, and frees the others only once no kernel can use them.
 //
+// Staged runs (the stdlib's, for programs whose channels reach the peers'
+// input or output): the kernel works on staging regions of the executor's
+// scratch allocation instead of the caller's buffers, with a copy in
+// before it and out after it, on the caller's stream. The peers' staging
+// is part of their scratch, which is exchanged once per growth, so new
+// caller buffers never need the peers: ranks may change buffers at
+// different calls, as framework allocators do.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef MSCCLC_RUNTIME_EXECUTOR_H
@@ -55,7 +63,7 @@ size_t maxContexts();
 class Executor {
 public:
   Executor(Communicator &comm, Program &program, std::string dtype,
-           std::string redop);
+           std::string redop, bool stageUserBuffers = false);
   ~Executor();
   Executor(const Executor &) = delete;
   Executor &operator=(const Executor &) = delete;
@@ -107,6 +115,17 @@ private:
     bool captured = false; ///< a CUDA graph holds a launch that uses it
   };
 
+  /// Bytes of each part of the scratch allocation: the plan's scratch,
+  /// then (staged runs) the staged input and output.
+  struct ScratchLayout {
+    uint64_t plan = 0, input = 0, output = 0;
+    uint64_t total() const { return plan + input + output; }
+  };
+  ScratchLayout scratchNeed(uint64_t count) const;
+  bool scratchFits(uint64_t count) const;
+  /// The buffers the kernel works on for the caller's (staging or not).
+  const void *kernelInput(const void *input) const;
+  void *kernelOutput(void *output) const;
   Status ensureScratch(uint64_t count);
   /// Collective: moves the scratch and its contexts aside for a larger one;
   /// frees what no graph holds once every rank's kernels are done with it.
@@ -153,6 +172,8 @@ private:
   std::string dtype_, redop_;
   size_t elemSize_ = 0;
   bool needPeerUser_ = false;
+  bool peerInput_ = false, peerOutput_ = false; ///< some channel reaches them
+  bool staged_ = false;
 
   Module module_;
   CUfunction kernel_ = nullptr;
@@ -166,6 +187,7 @@ private:
 
   void *scratch_ = nullptr;
   uint64_t scratchBytes_ = 0;
+  ScratchLayout layout_; ///< capacities of scratch_'s parts
   std::vector<std::vector<PeerPointer>> peerScratch_;
 
   // Port channels.

@@ -95,6 +95,10 @@ struct Plan {
   bool resultAtRootOnly() const {
     return collective == "reduce" || collective == "gather";
   }
+  /// broadcast and scatter: only the root's input holds data.
+  bool inputAtRootOnly() const {
+    return collective == "broadcast" || collective == "scatter";
+  }
   /// Where `rank`'s result starts in its output buffer, in elements: in
   /// place, reduce-scatter and scatter leave it at rank * count (NCCL's
   /// layout); 0 otherwise.
