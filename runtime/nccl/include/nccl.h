@@ -200,6 +200,20 @@ ncclResult_t ncclCommUserRank(const ncclComm_t comm, int *rank);
 ncclResult_t ncclCommSuspend(ncclComm_t comm, int flags);
 ncclResult_t ncclCommResume(ncclComm_t comm);
 
+/* NCCL 2.28's device API, host side: device communicators for kernels that
+ * call NCCL's device library. mscclc has no device library of its own, so
+ * these only reach a fallback NCCL that has them (ncclInvalidUsage
+ * otherwise). Both structures are NCCL's and opaque here; PyTorch links
+ * these two functions, so a library without them cannot stand in for
+ * libnccl.so.2 there. */
+struct ncclDevCommRequirements;
+struct ncclDevComm;
+ncclResult_t ncclDevCommCreate(ncclComm_t comm,
+                               const struct ncclDevCommRequirements *reqs,
+                               struct ncclDevComm *outDevComm);
+ncclResult_t ncclDevCommDestroy(ncclComm_t comm,
+                                const struct ncclDevComm *devComm);
+
 /* Buffer and window registration. */
 ncclResult_t ncclCommRegister(const ncclComm_t comm, void *buff, size_t size,
                               void **handle);

@@ -36,7 +36,8 @@ namespace mscclc::nccl {
   X(GroupStart) X(GroupEnd)
 #define MSCCLC_REAL_NCCL_OPTIONAL_FUNCTIONS(X)                                 \
   X(CommShrink) X(CommWindowRegister) X(CommWindowDeregister) X(AlltoAll)      \
-  X(Gather) X(Scatter) X(GroupSimulateEnd) X(CommSuspend) X(CommResume)
+  X(Gather) X(Scatter) X(GroupSimulateEnd) X(CommSuspend) X(CommResume)      \
+  X(DevCommCreate) X(DevCommDestroy)
 
 struct RealNccl {
   std::string path;

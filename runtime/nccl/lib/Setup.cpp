@@ -512,6 +512,39 @@ ncclResult_t ncclCommResume(ncclComm_t comm) {
   return c->realLib->CommResume(c->real);
 }
 
+ncclResult_t ncclDevCommCreate(ncclComm_t comm,
+                               const struct ncclDevCommRequirements *reqs,
+                               struct ncclDevComm *outDevComm) {
+  ncclComm *c = nullptr;
+  Outcome o = lookupComm(comm, "ncclDevCommCreate", &c);
+  if (!o.ok())
+    return report(o);
+  if (!reqs || !outDevComm)
+    return fail(ncclInvalidArgument,
+                "ncclDevCommCreate: reqs and outDevComm must not be NULL");
+  if (!c->real || !c->realLib->DevCommCreate)
+    return fail(ncclInvalidUsage,
+                "ncclDevCommCreate (NCCL's device API) is forwarded only to a "
+                "fallback NCCL that has it, which this communicator lacks: "
+                "mscclc's kernels do not run NCCL's device library");
+  return c->realLib->DevCommCreate(c->real, reqs, outDevComm);
+}
+
+ncclResult_t ncclDevCommDestroy(ncclComm_t comm,
+                                const struct ncclDevComm *devComm) {
+  ncclComm *c = nullptr;
+  Outcome o = lookupComm(comm, "ncclDevCommDestroy", &c);
+  if (!o.ok())
+    return report(o);
+  if (!devComm)
+    return fail(ncclInvalidArgument, "ncclDevCommDestroy: devComm is NULL");
+  if (!c->real || !c->realLib->DevCommDestroy)
+    return fail(ncclInvalidUsage,
+                "ncclDevCommDestroy (NCCL's device API) is forwarded only to "
+                "a fallback NCCL that has it, which this communicator lacks");
+  return c->realLib->DevCommDestroy(c->real, devComm);
+}
+
 NCCL_ALIAS(ncclGetVersion);
 NCCL_ALIAS(ncclGetErrorString);
 NCCL_ALIAS(ncclGetLastError);
@@ -531,5 +564,7 @@ NCCL_ALIAS(ncclCommCuDevice);
 NCCL_ALIAS(ncclCommUserRank);
 NCCL_ALIAS(ncclCommSuspend);
 NCCL_ALIAS(ncclCommResume);
+NCCL_ALIAS(ncclDevCommCreate);
+NCCL_ALIAS(ncclDevCommDestroy);
 
 } // extern "C"

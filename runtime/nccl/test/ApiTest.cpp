@@ -104,6 +104,8 @@ TEST(NullCommunicator, EveryCallRefusesIt) {
       {"ncclRedOpDestroy", ncclRedOpDestroy(ncclRedOp_t(ncclNumOps), nullptr)},
       {"ncclCommSuspend", ncclCommSuspend(nullptr, 0)},
       {"ncclCommResume", ncclCommResume(nullptr)},
+      {"ncclDevCommCreate", ncclDevCommCreate(nullptr, nullptr, nullptr)},
+      {"ncclDevCommDestroy", ncclDevCommDestroy(nullptr, nullptr)},
   };
   for (const Call &c : calls) {
     EXPECT_EQ(c.result, ncclInvalidArgument) << c.name;

@@ -13,9 +13,14 @@ import sys
 try:
     import torch
     import torch.distributed as dist
-except ImportError:
+except ModuleNotFoundError:
     print("SKIP torch is not installed")
     sys.exit(77)
+except ImportError as e:
+    # Installed, but it does not load on this libnccl.so.2 (a symbol it
+    # links that the library lacks, say): that is a failure.
+    print(f"FAIL torch does not load on libmscclc_nccl.so: {e}")
+    sys.exit(1)
 if not torch.cuda.is_available():
     print("SKIP no GPU")
     sys.exit(77)
