@@ -20,7 +20,8 @@ namespace mscclc::rt {
 
 namespace {
 
-constexpr const char *kCacheMagic = "MSCCLC-CUBIN-1";
+// Entry: magic '\n' key '\n' size '\n' sha256(bytes) '\n' bytes.
+constexpr const char *kCacheMagic = "MSCCLC-CUBIN-2";
 
 double msSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(
@@ -39,7 +40,8 @@ Status makeDirs(const std::string &path) {
     if (part.empty())
       continue;
     partial += part + "/";
-    if (mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST)
+    // Private: other users must not be able to plant code in the cache.
+    if (mkdir(partial.c_str(), 0700) != 0 && errno != EEXIST)
       return systemError(fmt::format("cannot create cache directory {}: {}",
                                      partial, strerror(errno)));
   }
@@ -90,30 +92,71 @@ std::string KernelCache::pathFor(const std::string &key) const {
   return dir_ + "/" + key + ".cubin";
 }
 
+Status KernelCache::checkDirectory() const {
+  struct stat st;
+  if (stat(dir_.c_str(), &st) != 0)
+    return Status::ok(); // not there yet: store() makes it private
+  if (!S_ISDIR(st.st_mode))
+    return Status(Code::Unsupported,
+                  fmt::format("kernel cache {} is not a directory; not using "
+                              "it (set MSCCLC_CACHE_DIR)",
+                              dir_));
+  // GPU code loaded from a place another user can write would run their
+  // code in this process.
+  if (st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)))
+    return Status(
+        Code::Unsupported,
+        fmt::format("kernel cache {} is {} (mode {:04o}): other users could "
+                    "put GPU code there that this process would run; not "
+                    "using it (make it yours and `chmod go-w`, or set "
+                    "MSCCLC_CACHE_DIR to a private directory)",
+                    dir_,
+                    st.st_uid != geteuid() ? "owned by another user"
+                                           : "writable by other users",
+                    unsigned(st.st_mode & 07777)));
+  return Status::ok();
+}
+
 Status KernelCache::lookup(const std::string &key, std::string *binary,
                            bool *hit) const {
   *hit = false;
   if (!enabled_)
     return Status::ok();
-  std::ifstream in(pathFor(key), std::ios::binary);
+  MSCCLC_TRY(checkDirectory());
+  std::string path = pathFor(key);
+  std::ifstream in(path, std::ios::binary);
   if (!in)
     return Status::ok();
   std::string contents((std::istreambuf_iterator<char>(in)),
                        std::istreambuf_iterator<char>());
-  // Entry: magic '\n' key '\n' size '\n' bytes. Anything else is ignored
-  // (and overwritten by the next store).
+  in.close();
+  auto discard = [&](const char *why) {
+    // Recompiled and stored anew by the caller.
+    unlink(path.c_str());
+    return Status(Code::SystemError,
+                  fmt::format("entry {} is {}: removed, recompiling", path, why));
+  };
+  // An entry of an older format (another magic) is simply replaced.
   std::string header = std::string(kCacheMagic) + "\n" + key + "\n";
+  if (contents.compare(0, std::strlen(kCacheMagic), kCacheMagic) != 0)
+    return Status::ok();
   if (contents.compare(0, header.size(), header) != 0)
-    return Status::ok();
-  size_t nl = contents.find('\n', header.size());
-  if (nl == std::string::npos)
-    return Status::ok();
-  unsigned long long size =
-      strtoull(contents.substr(header.size(), nl - header.size()).c_str(),
-               nullptr, 10);
-  if (contents.size() - nl - 1 != size || size == 0)
-    return Status::ok();
-  *binary = contents.substr(nl + 1);
+    return discard("not the entry of its key");
+  size_t sizeEnd = contents.find('\n', header.size());
+  size_t sumEnd = sizeEnd == std::string::npos
+                      ? std::string::npos
+                      : contents.find('\n', sizeEnd + 1);
+  if (sumEnd == std::string::npos)
+    return discard("truncated");
+  unsigned long long size = strtoull(
+      contents.substr(header.size(), sizeEnd - header.size()).c_str(), nullptr, 10);
+  std::string sum = contents.substr(sizeEnd + 1, sumEnd - sizeEnd - 1);
+  if (size == 0 || contents.size() - sumEnd - 1 != size)
+    return discard("truncated");
+  std::string bytes = contents.substr(sumEnd + 1);
+  if (sha256Hex(bytes) != sum)
+    return discard("corrupt (checksum mismatch)");
+  *binary = std::move(bytes);
   *hit = true;
   return Status::ok();
 }
@@ -123,6 +166,7 @@ Status KernelCache::store(const std::string &key,
   if (!enabled_)
     return Status::ok();
   MSCCLC_TRY(makeDirs(dir_));
+  MSCCLC_TRY(checkDirectory());
   std::random_device rd;
   std::string tmp =
       fmt::format("{}/.{}.{}.{}.tmp", dir_, key, int(getpid()), rd());
@@ -131,7 +175,8 @@ Status KernelCache::store(const std::string &key,
     if (!out)
       return systemError(
           fmt::format("cannot write cache file {}: {}", tmp, strerror(errno)));
-    out << kCacheMagic << "\n" << key << "\n" << binary.size() << "\n";
+    out << kCacheMagic << "\n" << key << "\n" << binary.size() << "\n"
+        << sha256Hex(binary) << "\n";
     out.write(binary.data(), std::streamsize(binary.size()));
     if (!out) {
       unlink(tmp.c_str());
@@ -177,7 +222,9 @@ Status compileCached(const CompileRequest &request, const KernelCache &cache,
     MSCCLC_LOG(Warn, "kernel cache: {}", s.message());
   if (!hit) {
     MSCCLC_TRY(compileToCubin(request, cubin));
-    Status st = cache.store(local.key, *cubin);
+    // An unsafe directory was reported by the lookup already.
+    Status st = s.code() == Code::Unsupported ? Status::ok()
+                                              : cache.store(local.key, *cubin);
     if (!st.isOk()) // A read-only cache directory costs time, not results.
       MSCCLC_LOG(Warn, "kernel cache: {}", st.message());
   }

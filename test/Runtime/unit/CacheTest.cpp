@@ -8,7 +8,10 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+#include <vector>
 
 using namespace mscclc::rt;
 
@@ -80,21 +83,113 @@ TEST(KernelCacheTest, StoreLookupAndCorruption) {
   EXPECT_FALSE(hit);
   std::string binary("\x7f" "ELF\0\1\2binary", 13);
   ASSERT_TRUE(cache.store(key, binary).isOk());
+  struct stat st;
+  ASSERT_EQ(stat(cache.dir().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u) << "the cache directory is private";
   ASSERT_TRUE(cache.lookup(key, &got, &hit).isOk());
   EXPECT_TRUE(hit);
   EXPECT_EQ(got, binary);
-  // A truncated entry is a miss, not a bad binary.
+
+  std::string entry;
+  {
+    std::ifstream in(cache.pathFor(key), std::ios::binary);
+    entry.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  auto expectDiscarded = [&](const std::string &contents, const char *why) {
+    {
+      std::ofstream f(cache.pathFor(key), std::ios::trunc | std::ios::binary);
+      f << contents;
+    }
+    Status s = cache.lookup(key, &got, &hit);
+    EXPECT_FALSE(hit) << why;
+    EXPECT_EQ(s.code(), Code::SystemError) << why;
+    EXPECT_NE(s.message().find(why), std::string::npos) << s.message();
+    EXPECT_NE(access(cache.pathFor(key).c_str(), F_OK), 0) << why << ": removed";
+  };
+  // Truncated, and one flipped bit of the binary (same size).
+  expectDiscarded(entry.substr(0, entry.size() - 3), "truncated");
+  std::string flipped = entry;
+  flipped[flipped.size() - 2] ^= 0x10;
+  expectDiscarded(flipped, "checksum mismatch");
+  // An entry stored under another key.
+  ASSERT_TRUE(cache.store(std::string(64, 'b'), binary).isOk());
+  rename(cache.pathFor(std::string(64, 'b')).c_str(), cache.pathFor(key).c_str());
+  Status s = cache.lookup(key, &got, &hit);
+  EXPECT_FALSE(hit);
+  EXPECT_NE(s.message().find("not the entry of its key"), std::string::npos) << s.message();
+  // An entry of an older format is a plain miss, replaced by the next store.
   {
     std::ofstream f(cache.pathFor(key), std::ios::trunc | std::ios::binary);
-    f << "MSCCLC-CUBIN-1\n" << key << "\n13\nshort";
+    f << "MSCCLC-CUBIN-1\n" << key << "\n13\n" << binary;
   }
   ASSERT_TRUE(cache.lookup(key, &got, &hit).isOk());
   EXPECT_FALSE(hit);
-  // An entry stored under another key is a miss.
-  ASSERT_TRUE(cache.store(std::string(64, 'b'), binary).isOk());
-  rename(cache.pathFor(std::string(64, 'b')).c_str(), cache.pathFor(key).c_str());
+  ASSERT_TRUE(cache.store(key, binary).isOk());
   ASSERT_TRUE(cache.lookup(key, &got, &hit).isOk());
+  EXPECT_TRUE(hit);
+}
+
+// GPU code from a directory others can write would run their code here.
+TEST(KernelCacheTest, RefusesADirectoryOthersCanWrite) {
+  std::string dir = tempDir();
+  ASSERT_EQ(chmod(dir.c_str(), 0777), 0);
+  KernelCache cache(dir, true);
+  std::string got;
+  bool hit = true;
+  Status s = cache.lookup(std::string(64, 'd'), &got, &hit);
   EXPECT_FALSE(hit);
+  EXPECT_EQ(s.code(), Code::Unsupported);
+  EXPECT_NE(s.message().find("writable by other users"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("MSCCLC_CACHE_DIR"), std::string::npos) << s.message();
+  Status st = cache.store(std::string(64, 'd'), "x");
+  EXPECT_EQ(st.code(), Code::Unsupported);
+  EXPECT_NE(access(cache.pathFor(std::string(64, 'd')).c_str(), F_OK), 0)
+      << "nothing is written there";
+  // Not a directory at all.
+  std::string file = dir + "/plain-file";
+  { std::ofstream(file) << "x"; }
+  EXPECT_EQ(KernelCache(file, true).lookup(std::string(64, 'd'), &got, &hit).code(),
+            Code::Unsupported);
+}
+
+// Two processes storing the same entry at once: each writes its own
+// temporary file and renames it, so a reader sees one whole entry.
+TEST(KernelCacheTest, ConcurrentStoresLeaveOneWholeEntry) {
+  KernelCache cache(tempDir(), true);
+  std::string key(64, 'e');
+  std::string binary(1 << 20, 'z');
+  std::vector<pid_t> children;
+  for (int i = 0; i < 4; ++i) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      for (int j = 0; j < 20; ++j)
+        if (!cache.store(key, binary).isOk())
+          _exit(1);
+      _exit(0);
+    }
+    children.push_back(pid);
+  }
+  int misses = 0;
+  for (int j = 0; j < 50; ++j) {
+    std::string got;
+    bool hit = false;
+    Status s = cache.lookup(key, &got, &hit);
+    ASSERT_TRUE(s.isOk()) << "a reader saw a partial entry: " << s.message();
+    if (hit)
+      EXPECT_EQ(got, binary);
+    else
+      ++misses;
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  std::string got;
+  bool hit = false;
+  ASSERT_TRUE(cache.lookup(key, &got, &hit).isOk());
+  EXPECT_TRUE(hit);
+  EXPECT_LE(misses, 50);
 }
 
 TEST(KernelCacheTest, Environment) {

@@ -9,7 +9,11 @@
 //
 // Cache location: MSCCLC_CACHE_DIR, else $XDG_CACHE_HOME/mscclc, else
 // ~/.cache/mscclc. MSCCLC_CACHE=0 turns it off. Entries are written to a
-// temporary file and renamed, so concurrent ranks never read half a file.
+// temporary file and renamed, so concurrent ranks never read half a file;
+// each carries the SHA-256 of its bytes, and one that is truncated or
+// corrupt is removed and recompiled. The directory is made private (0700),
+// and one that another user owns or can write is not used (with a warning):
+// the cache holds GPU code this process runs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,7 +52,11 @@ public:
   bool enabled() const { return enabled_; }
   const std::string &dir() const { return dir_; }
   std::string pathFor(const std::string &key) const;
-  /// Sets *hit and fills *binary when a valid entry exists.
+  /// Unsupported when the directory exists and is not a private one of this
+  /// user's (see the file comment).
+  Status checkDirectory() const;
+  /// Sets *hit and fills *binary when a valid entry exists; a damaged one
+  /// is removed and reported (a System error: the caller recompiles).
   Status lookup(const std::string &key, std::string *binary, bool *hit) const;
   Status store(const std::string &key, const std::string &binary) const;
 
