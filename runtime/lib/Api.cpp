@@ -337,6 +337,24 @@ mscclcResult_t mscclcCommDevice(mscclcComm_t comm, int *device) {
   *device = comm->comm->device();
   return mscclcSuccess;
 }
+mscclcResult_t mscclcCommSetMaxBlocks(mscclcComm_t comm, int maxBlocks) {
+  API_CHECK(comm, "comm must not be NULL");
+  API_CHECK(maxBlocks >= 0,
+            fmt::format("maxBlocks must be 0 (no limit) or more, not {}", maxBlocks));
+  // Every rank must select alike: the smallest limit wins everywhere.
+  Communicator &c = *comm->comm;
+  std::vector<int32_t> all(size_t(c.nranks()), 0);
+  all[size_t(c.rank())] = maxBlocks;
+  Status s = c.bootstrap().allGather(all.data(), sizeof(int32_t));
+  if (!s.isOk())
+    return fail(s.context("agreeing on the block limit"));
+  int limit = 0;
+  for (int32_t v : all)
+    if (v > 0 && (limit == 0 || v < limit))
+      limit = v;
+  comm->stdlib.maxBlocks.store(limit);
+  return mscclcSuccess;
+}
 
 static Status toCompilerOptions(const mscclcCompileOptions *o,
                                 CompilerOptions *out) {
@@ -580,6 +598,14 @@ mscclcResult_t mscclcCollectiveAlgorithm(mscclcComm_t comm,
   Selection sel;
   Status s = stdlibSelect(comm, coll, count, dtype, op, root, inPlace != 0, &q,
                           &sel);
+  if (s.isOk() && comm->stdlib.maxBlocks.load() > 0 && !sel.builtinCopy() &&
+      count > 0) {
+    // The block limit may take instances away: that needs the programs.
+    const StdlibChoice *choice = nullptr;
+    s = stdlibResolve(comm->stdlib, q, &choice);
+    if (s.isOk())
+      sel = choice->selection;
+  }
   if (!s.isOk())
     return fail(s);
   thread_local std::string described;

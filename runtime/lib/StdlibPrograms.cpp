@@ -6,6 +6,7 @@
 #include "mscclc/runtime/Log.h"
 #include "mscclc/runtime/Program.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <dlfcn.h>
 #include <map>
@@ -330,11 +331,49 @@ Status stdlibProgram(const StdlibState &state, const SelectionQuery &q,
   return Status::ok();
 }
 
+/// The most thread blocks any rank's kernel of `p` launches.
+static int blocksPerRank(const Program &p) {
+  int blocks = 0;
+  for (const RankPlan &rp : p.plan().rankPlans)
+    blocks = std::max(blocks, int(rp.blocks));
+  return blocks;
+}
+
+/// Fewer instances of the chosen algorithm until its kernels fit `limit`
+/// blocks per rank; Unsupported when one instance does not.
+static Status fitBlockLimit(const StdlibState &state, const SelectionQuery &q,
+                            int limit, StdlibChoice *c) {
+  int blocks = blocksPerRank(*c->program);
+  if (limit <= 0 || blocks <= limit)
+    return Status::ok();
+  Selection sel = c->selection;
+  Program *program = c->program;
+  while (blocks > limit && sel.instances > 1) {
+    // Blocks grow with instances: aim at the largest count that fits.
+    int64_t guess = int64_t(sel.instances) * limit / blocks;
+    sel.instances = int(std::clamp<int64_t>(guess, 1, sel.instances - 1));
+    MSCCLC_TRY(stdlibProgram(state, q, sel, &program));
+    blocks = blocksPerRank(*program);
+  }
+  if (blocks > limit)
+    return Status(Code::Unsupported,
+                  fmt::format("{} of {} needs {} thread blocks per rank with "
+                              "{} instance(s), more than the communicator's "
+                              "limit of {} (mscclcCommSetMaxBlocks; the NCCL "
+                              "library's maxCTAs)",
+                              c->selection.algorithm, collectiveName(q.collective),
+                              blocks, sel.instances, limit));
+  c->selection = sel;
+  c->program = program;
+  return Status::ok();
+}
+
 Status stdlibResolve(StdlibState &state, const SelectionQuery &q,
                      const StdlibChoice **out) {
   MSCCLC_TRY(state.agreed);
+  int limit = state.maxBlocks.load();
   auto key = std::make_tuple(int(q.collective), q.count, q.dtype, q.op, q.root,
-                             q.inPlace);
+                             q.inPlace, limit);
   {
     std::lock_guard<std::mutex> lock(state.memoMutex);
     auto it = state.memo.find(key);
@@ -347,6 +386,7 @@ Status stdlibResolve(StdlibState &state, const SelectionQuery &q,
   MSCCLC_TRY(state.table->select(q, &c.selection));
   if (!c.selection.builtinCopy() && q.count > 0) {
     MSCCLC_TRY(stdlibProgram(state, q, c.selection, &c.program));
+    MSCCLC_TRY(fitBlockLimit(state, q, limit, &c));
     const Plan &plan = c.program->plan();
     for (int r = 0; r < plan.ranks; ++r)
       c.staged |= plan.needsPeerUserBuffers(r);

@@ -224,6 +224,14 @@ mscclcResult_t mscclcRunCollective(mscclcComm_t comm, mscclcCollective_t coll,
                                    size_t count, mscclcDataType_t dtype,
                                    mscclcRedOp_t op, int root,
                                    cudaStream_t stream);
+/* The most thread blocks a stdlib collective may launch per rank on this
+ * communicator (0: no limit, the default), to leave SMs to the
+ * application; the NCCL library passes ncclConfig_t.maxCTAs. The selection
+ * then takes fewer instances of its choice, and a call whose algorithm needs
+ * more blocks at one instance is unsupported (mscclcUnsupported, nothing
+ * run). Collective: every rank calls it; the smallest limit any rank gives
+ * holds on all. */
+mscclcResult_t mscclcCommSetMaxBlocks(mscclcComm_t comm, int maxBlocks);
 /* Which stdlib algorithm the selection picks, as "stem instances=K
  * name=value..." (e.g. "allreduce_2pa_hb instances=8"); for logs. The
  * string lives until the next call of this function on the thread. */

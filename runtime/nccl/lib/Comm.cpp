@@ -67,6 +67,17 @@ struct RankInfo {
   int32_t hasReal = 0;
 };
 
+/// The thread blocks per rank mscclc's kernels may use: the config's
+/// maxCTAs, else NCCL_MAX_CTAS (as NCCL reads it), else 0 (no limit).
+int maxBlocks(const CommSettings &s) {
+  if (s.maxCTAs != NCCL_CONFIG_UNDEF_INT)
+    return s.maxCTAs;
+  const char *env = getenv("NCCL_MAX_CTAS");
+  char *end = nullptr;
+  long v = env && *env ? strtol(env, &end, 10) : 0;
+  return end && *end == '\0' && v > 0 && v <= 65536 ? int(v) : 0;
+}
+
 Outcome initNative(ncclComm *c) {
   mscclcUniqueId id;
   Outcome o = shareId(
@@ -80,8 +91,13 @@ Outcome initNative(ncclComm *c) {
       id.internal);
   if (!o.ok())
     return o;
-  return fromMscclc(mscclcCommInitRank(&c->native, c->nranks, id, c->rank),
-                    "mscclcCommInitRank");
+  o = fromMscclc(mscclcCommInitRank(&c->native, c->nranks, id, c->rank),
+                 "mscclcCommInitRank");
+  if (!o.ok())
+    return o;
+  // Collective: every rank passes its limit, 0 for none.
+  return fromMscclc(mscclcCommSetMaxBlocks(c->native, maxBlocks(c->settings)),
+                    "mscclcCommSetMaxBlocks");
 }
 
 /// Makes the real NCCL's communicator; a failure leaves the communicator

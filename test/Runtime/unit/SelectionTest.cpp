@@ -457,3 +457,56 @@ TEST(Selection, EnvironmentOverrides) {
   EXPECT_EQ(msg, "MSCCLC_STDLIB_DIR=/nonexistent/stdlib is not a directory");
   unlink(path.c_str());
 }
+
+// A block limit (mscclcCommSetMaxBlocks, the NCCL library's maxCTAs) takes
+// instances away from the table's choice until its kernels fit.
+TEST(Selection, BlockLimitTakesInstancesAway) {
+  const char *compiler = getenv("MSCCLC_COMPILER");
+  if (!compiler || !*compiler)
+    GTEST_SKIP() << "MSCCLC_COMPILER is not set";
+  StdlibState state;
+  state.agreed = Status::ok();
+  state.table = &shipped();
+  state.arch = 90;
+  SelectionQuery q;
+  q.collective = Collective::AllReduce;
+  q.nranks = 2;
+  q.arch = 90;
+  q.count = size_t(1) << 20; // 4 MiB of f32: an HB all-pairs of many instances
+  q.dtype = "f32";
+  auto blocksOf = [](const Program &p) {
+    int b = 0;
+    for (const RankPlan &rp : p.plan().rankPlans)
+      b = std::max(b, int(rp.blocks));
+    return b;
+  };
+  const StdlibChoice *free = nullptr;
+  Status s = stdlibResolve(state, q, &free);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  int unlimited = blocksOf(*free->program);
+  int instances = free->selection.instances;
+  ASSERT_GT(instances, 2) << free->selection.describe() << ": pick a larger count";
+
+  int limit = unlimited / 2;
+  state.maxBlocks = limit;
+  const StdlibChoice *fitted = nullptr;
+  s = stdlibResolve(state, q, &fitted);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  EXPECT_EQ(fitted->selection.algorithm, free->selection.algorithm);
+  EXPECT_LT(fitted->selection.instances, instances);
+  EXPECT_LE(blocksOf(*fitted->program), limit) << fitted->selection.describe();
+
+  // Every stdlib algorithm runs one block per instance, so no limit of at
+  // least 1 leaves a call unsupported.
+  state.maxBlocks = 1;
+  const StdlibChoice *single = nullptr;
+  s = stdlibResolve(state, q, &single);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  EXPECT_EQ(single->selection.instances, 1);
+  EXPECT_EQ(blocksOf(*single->program), 1);
+  // The limit is part of the memo's key: lifting it gives the first choice.
+  state.maxBlocks = 0;
+  const StdlibChoice *again = nullptr;
+  ASSERT_TRUE(stdlibResolve(state, q, &again).isOk());
+  EXPECT_EQ(again->selection.instances, instances);
+}

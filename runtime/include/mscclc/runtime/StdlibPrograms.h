@@ -20,6 +20,7 @@
 #include "mscclc/runtime/Selection.h"
 
 #include <cstdint>
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <tuple>
@@ -50,6 +51,9 @@ struct StdlibState {
   int gpusPerNode = 1; ///< ranks per node, the same on every rank
   int nnodes = 1;
   int arch = 0;        ///< rank 0's compute capability (all ranks use it)
+  /// The most thread blocks a stdlib kernel may use per rank, 0 for no
+  /// limit: the smallest any rank set (mscclcCommSetMaxBlocks).
+  std::atomic<int> maxBlocks{0};
 
   /// Calls resolved before, so a repeated call costs one lookup instead of
   /// a table walk and a program-cache lookup. Entries are never removed
@@ -57,7 +61,8 @@ struct StdlibState {
   /// resolved without being remembered.
   static constexpr size_t kMemoEntries = 4096;
   std::mutex memoMutex;
-  std::map<std::tuple<int, uint64_t, std::string, std::string, int, bool>,
+  /// Keyed by the query and the block limit it was resolved under.
+  std::map<std::tuple<int, uint64_t, std::string, std::string, int, bool, int>,
            StdlibChoice>
       memo;
 };
