@@ -91,6 +91,7 @@ TEST(ApiTest, NullArgumentsAreRejected) {
             mscclcInvalidArgument);
   EXPECT_EQ(mscclcGroupEnd(), mscclcInvalidArgument);
   EXPECT_EQ(mscclcCommAbort(nullptr), mscclcInvalidArgument);
+  EXPECT_EQ(mscclcCommSetMaxBlocks(nullptr, 8), mscclcInvalidArgument);
   EXPECT_NE(std::string(mscclcGetLastError()).find("comm must not be NULL"),
             std::string::npos);
   mscclcResult_t asyncError = mscclcInternalError;
