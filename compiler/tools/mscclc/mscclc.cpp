@@ -9,15 +9,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "mscclc/Backend/Backend.h"
+#include "mscclc/Driver/Compile.h"
 #include "mscclc/Frontend/Frontend.h"
 #include "mscclc/jit/HipOffload.h"
 #include "mscclc/jit/Nvrtc.h"
-#include "mscclc/MLIRGen/MLIRGen.h"
 #include "mscclc/Simulator/Simulator.h"
 
 #include "mscl/IR/MsclDialect.h"
-#include "mscl/Transforms/Passes.h"
-#include "mscl/Verification/Passes.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
@@ -360,25 +358,15 @@ LogicalResult compile(llvm::SourceMgr &sourceMgr, MLIRContext &ctx,
     mscclc::dumpAST(*module, os);
     return success();
   }
-  std::optional<mscclc::Program> program =
-      mscclc::evaluateProgram(*module, options, ctx);
-  if (!program)
-    return failure();
-  OwningOpRef<ModuleOp> ir = mscclc::generateMLIR(*program, ctx);
+  mscclc::CompileOptions compileOptions;
+  compileOptions.frontend = options;
+  compileOptions.optimize = !noPasses;
+  compileOptions.staticProof =
+      !noPasses && !skipStaticChecks && (staticChecks || !simulateFlag);
+  OwningOpRef<ModuleOp> ir = mscclc::compileModule(
+      *module, compileOptions, ctx,
+      [](PassManager &pm) { return applyPassManagerCLOptions(pm); });
   if (!ir)
-    return failure();
-  if (noPasses)
-    return emitModule(*ir, os);
-  // One pass manager, so --mlir-print-ir-after-all and --mlir-timing see
-  // the whole pipeline. The static proof runs on what is emitted: after
-  // the optimisations.
-  PassManager pm(&ctx, ModuleOp::getOperationName());
-  if (failed(applyPassManagerCLOptions(pm)))
-    return failure();
-  mscl::buildOptimizationPipeline(pm, /*instances=*/0);
-  if (!skipStaticChecks && (staticChecks || !simulateFlag))
-    mscl::addVerificationPasses(pm);
-  if (failed(pm.run(*ir)))
     return failure();
   return emitModule(*ir, os);
 }

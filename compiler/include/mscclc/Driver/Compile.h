@@ -1,0 +1,47 @@
+//===- Compile.h - The .mscl to checked MLIR pipeline ----------*- C++ -*-===//
+//
+// What `mscclc` runs between a parsed .mscl module and the IR it emits:
+// evaluation, MLIRGen, the optimisation passes and the static proof. The
+// driver and the fuzz targets (fuzz/) share it, so a fuzzer exercises
+// exactly the stages a user's compile goes through.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MSCCLC_DRIVER_COMPILE_H
+#define MSCCLC_DRIVER_COMPILE_H
+
+#include "mscclc/Frontend/Frontend.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "mlir/Support/LLVM.h"
+
+namespace mlir {
+class PassManager;
+} // namespace mlir
+
+namespace mscclc {
+
+struct CompileOptions {
+  FrontendOptions frontend;
+  /// Replication, fusion and barriers (off: MLIRGen's output as it is).
+  bool optimize = true;
+  /// The static proof (mscl-check-sync, mscl-check-collective), after the
+  /// optimisations when they run.
+  bool staticProof = true;
+};
+
+/// Evaluates `module` for `options.frontend`, lowers it to the mscl
+/// dialect and runs the requested passes in one pass manager, which
+/// `configure` (if given) may set up first (the driver applies its
+/// --mlir-* options there). Returns null after an error, reported through
+/// `ctx`'s diagnostic engine.
+mlir::OwningOpRef<mlir::ModuleOp>
+compileModule(const ast::Module &module, const CompileOptions &options,
+              mlir::MLIRContext &ctx,
+              llvm::function_ref<mlir::LogicalResult(mlir::PassManager &)>
+                  configure = nullptr);
+
+} // namespace mscclc
+
+#endif // MSCCLC_DRIVER_COMPILE_H

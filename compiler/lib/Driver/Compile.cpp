@@ -1,0 +1,37 @@
+//===- Compile.cpp - The .mscl to checked MLIR pipeline ------------------===//
+
+#include "mscclc/Driver/Compile.h"
+
+#include "mscclc/MLIRGen/MLIRGen.h"
+
+#include "mscl/Transforms/Passes.h"
+#include "mscl/Verification/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+
+using namespace mlir;
+
+OwningOpRef<ModuleOp> mscclc::compileModule(
+    const ast::Module &module, const CompileOptions &options, MLIRContext &ctx,
+    llvm::function_ref<LogicalResult(PassManager &)> configure) {
+  std::optional<Program> program =
+      evaluateProgram(module, options.frontend, ctx);
+  if (!program)
+    return nullptr;
+  OwningOpRef<ModuleOp> ir = generateMLIR(*program, ctx);
+  if (!ir || (!options.optimize && !options.staticProof))
+    return ir;
+  // One pass manager, so --mlir-print-ir-after-all and --mlir-timing see
+  // the whole pipeline. The static proof runs on what is emitted: after
+  // the optimisations.
+  PassManager pm(&ctx, ModuleOp::getOperationName());
+  if (configure && failed(configure(pm)))
+    return nullptr;
+  if (options.optimize)
+    mscl::buildOptimizationPipeline(pm, /*instances=*/0);
+  if (options.staticProof)
+    mscl::addVerificationPasses(pm);
+  if (failed(pm.run(*ir)))
+    return nullptr;
+  return ir;
+}
