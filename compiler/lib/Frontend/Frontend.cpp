@@ -28,6 +28,8 @@ namespace {
 
 /// Deepest chain of imports; a longer one is almost certainly generated.
 constexpr unsigned kMaxImportDepth = 64;
+/// Largest file an import reads (the stdlib's largest is a few KiB).
+constexpr uint64_t kMaxImportBytes = uint64_t(16) << 20;
 
 class ImportLoader {
 public:
@@ -106,6 +108,22 @@ void ImportLoader::loadImport(const ast::ImportDecl &imp,
   if (stack.size() >= kMaxImportDepth) {
     diag.error(imp.pathLoc, "imports are nested more than " +
                                 llvm::Twine(kMaxImportDepth) + " deep");
+    return;
+  }
+  // Only regular files: reading a device (/dev/zero, /dev/stdin) or a FIFO
+  // never ends, and a file that large is no source.
+  llvm::sys::fs::file_status status;
+  if (!llvm::sys::fs::status(resolved, status) &&
+      !llvm::sys::fs::is_regular_file(status) &&
+      !llvm::sys::fs::is_directory(status)) {
+    diag.error(imp.pathLoc, "cannot import '" + resolved +
+                                "': not a regular file");
+    return;
+  }
+  if (llvm::sys::fs::is_regular_file(status) &&
+      status.getSize() > kMaxImportBytes) {
+    diag.error(imp.pathLoc, "cannot import '" + resolved + "': larger than " +
+                                llvm::Twine(kMaxImportBytes >> 20) + " MiB");
     return;
   }
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buf =
