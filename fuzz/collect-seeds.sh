@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Writes the fuzz targets' seed corpora into OUT/<target>/ from what the
+# tree already holds, so no corpus is committed:
+#   mscl-source    stdlib/*.mscl and every .mscl under test/ and examples/
+#   mlir-text      every .mlir under test/ (one file per `// -----` case)
+#                  and, given a compiler, the stdlib's checked MLIR
+#   plan-json      given a compiler, the stdlib's plans
+#   bootstrap-wire well-formed messages of each kind (BootstrapWireFuzzer)
+# and the kept findings of fuzz/regressions/<target>/.
+# Usage: fuzz/collect-seeds.sh OUT [MSCCLC]   (MSCCLC: an mscclc binary)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT=${1:?usage: fuzz/collect-seeds.sh OUT [MSCCLC]}
+MSCCLC=${2:-}
+rm -rf "$OUT"
+mkdir -p "$OUT"/{mscl-source,mlir-text,plan-json,bootstrap-wire}
+
+# A seed's name is its path with / as _, so seeds never collide.
+seedname() { echo "$1" | tr / _; }
+
+for f in stdlib/*.mscl $(find test examples -name '*.mscl' | sort); do
+  cp "$f" "$OUT/mscl-source/$(seedname "$f")"
+done
+
+for f in $(find test -name '*.mlir' | sort); do
+  awk -v out="$OUT/mlir-text/$(seedname "$f")" \
+    '/^\/\/ -----/ { n++; next } { print > (out "." n ".mlir") }' "$f"
+done
+
+if [ -n "$MSCCLC" ]; then
+  for f in stdlib/*.mscl; do
+    [ "$f" = stdlib/common.mscl ] && continue
+    for ranks in 2 4 8; do
+      base="$(basename "$f" .mscl)-$ranks"
+      "$MSCCLC" "$f" --ranks "$ranks" -o "$OUT/mlir-text/$base.mlir" \
+        2>/dev/null || rm -f "$OUT/mlir-text/$base.mlir"
+      "$MSCCLC" "$f" --ranks "$ranks" --emit=plan \
+        -o "$OUT/plan-json/$base.json" 2>/dev/null ||
+        rm -f "$OUT/plan-json/$base.json"
+    done
+  done
+fi
+
+# The structs of runtime/include/mscclc/runtime/BootstrapWire.h, for 4 ranks
+# on 127.0.0.1; the nonce is BootstrapWireFuzzer's.
+python3 - "$OUT/bootstrap-wire" <<'PY'
+import socket, struct, sys
+out = sys.argv[1]
+magic, nonce = 0x4d534343, 0x0123456789abcdef
+def addr(port, family=socket.AF_INET):
+    return struct.pack('<HH16s', family, socket.htons(port),
+                       socket.inet_aton('127.0.0.1'))
+seeds = {
+    'id': b'\0' + struct.pack('<IIQI', magic, 1, nonce, 1) + addr(29500),
+    'hellos': b'\1' + b''.join(struct.pack('<IIQI', magic, r, nonce, 4) +
+                               addr(40000 + r) for r in range(4)),
+    'answer': b'\2' + bytes([4 + 8]) +
+              b''.join(addr(40000 + r) for r in range(4)),
+    'ring': b'\3' + struct.pack('<IIQ', magic, 3, nonce),
+}
+for name, data in seeds.items():
+    open(f'{out}/{name}', 'wb').write(data)
+PY
+
+for dir in fuzz/regressions/*/; do
+  [ -d "$dir" ] || continue
+  target=$(basename "$dir")
+  mkdir -p "$OUT/$target"
+  cp "$dir"* "$OUT/$target/" 2>/dev/null || true
+done
+for target in "$OUT"/*/; do
+  echo "seeds: $(ls "$target" | wc -l) for $(basename "$target")"
+done
