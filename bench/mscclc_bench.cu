@@ -17,12 +17,19 @@
 // `--ranks N` runs N ranks over the GPUs present, several per GPU where there
 // are fewer (then without NCCL, which refuses that): a check that every
 // program runs, whose timings are no link figures (the results say so).
+// `--tune TABLE.json` times every catalog algorithm that serves the machine
+// (all-reduce, all-gather, reduce-scatter; 1 to 32 instances) and writes a
+// selection table of the winners (mscclc/runtime/TunedTable.h) for
+// MSCCLC_SELECTION_TABLE; it refuses to tune ranks that share a GPU.
 //
 //===----------------------------------------------------------------------===//
 
 #include "mscclc/CudaCheck.h"
 #include "mscclc/mscclc.h"
+#include "mscclc/runtime/Files.h"
 #include "mscclc/runtime/Program.h"
+#include "mscclc/runtime/StdlibPrograms.h"
+#include "mscclc/runtime/TunedTable.h"
 
 #ifdef MSCCLC_BENCH_NCCL
 #include <nccl.h>
@@ -65,6 +72,7 @@ struct Options {
   size_t maxBytes = size_t(1) << 30;
   size_t llMaxBytes = size_t(64) << 20; // LL moves 2x the bytes: stop early
   std::string out = "bench.md";
+  std::string tune; ///< where --tune writes its table ("" : no tuning)
   bool nccl = true;
   int ranks = 0; ///< 0: one per GPU (at most 8)
 };
@@ -91,6 +99,8 @@ struct Runner {
   std::string name;       ///< column header
   std::string collective; ///< allreduce, allgather, reducescatter, ...
   bool ll = false;
+  std::string algorithm;  ///< stdlib stem ("" for NCCL and references)
+  int instances = 1;
   // Launches one collective of `count` on every rank (inside a group).
   std::function<bool(size_t count, std::string *err)> launch;
 };
@@ -226,6 +236,7 @@ int main(int argc, char **argv) {
     else if (a == "--out") o.out = next();
     else if (a == "--no-nccl") o.nccl = false;
     else if (a == "--ranks") o.ranks = atoi(next().c_str());
+    else if (a == "--tune") o.tune = next();
     else {
       fprintf(stderr, "unknown argument %s\n", a.c_str());
       return 1;
@@ -239,6 +250,12 @@ int main(int argc, char **argv) {
   }
   gpus = std::min(gpus, n);
   const bool shared = n > gpus;
+  if (shared && !o.tune.empty()) {
+    fprintf(stderr, "refusing to tune: %d ranks share %d GPU(s), and timings "
+                    "there say nothing about the links a table is for\n",
+            n, gpus);
+    return 2;
+  }
   if (shared && o.nccl) {
     printf("%d ranks on %d GPU(s): NCCL refuses ranks that share a GPU, so "
            "it is left out\n", n, gpus);
@@ -299,12 +316,15 @@ int main(int argc, char **argv) {
         "| program | mscclc (ms) | NVRTC cold (ms) | cache hit (ms) |\n"
         "|---|---|---|---|\n";
   // The collective comes from the compiled program, not its source text.
-  auto addProgram = [&](const std::string &label, mscclcProgram_t prog, bool ll) {
+  auto addProgram = [&](const std::string &label, mscclcProgram_t prog, bool ll,
+                        const std::string &algorithm, int instances) {
     programs.push_back(prog);
     const char *coll = nullptr;
     MSCCLC_OR_EXIT(mscclcProgramCollective(prog, &coll));
     Runner r;
     r.name = label;
+    r.algorithm = algorithm;
+    r.instances = instances > 0 ? instances : 1;
     r.collective = coll;
     r.ll = ll;
     r.launch = [prog, &comms](size_t count, std::string *err) {
@@ -322,6 +342,29 @@ int main(int argc, char **argv) {
   };
 
   int arch = prop.major * 10 + prop.minor;
+  if (!o.tune.empty()) {
+    // Every catalog algorithm that serves this machine, at 1..32 instances.
+    const mscclc::rt::SelectionTable *table = nullptr;
+    mscclc::rt::Status ts = mscclc::rt::processSelectionTable(&table);
+    if (!ts.isOk()) {
+      fprintf(stderr, "--tune: %s\n", ts.message().c_str());
+      return 1;
+    }
+    o.algos.clear();
+    for (const mscclc::rt::AlgorithmInfo &a : table->algorithms()) {
+      mscclc::rt::SelectionQuery q;
+      q.collective = a.collective;
+      q.nranks = n;
+      q.arch = arch;
+      std::string name = mscclc::rt::collectiveName(a.collective);
+      if (!a.selectable || !a.whyNot(q).empty() ||
+          (name != "allreduce" && name != "allgather" && name != "reducescatter"))
+        continue;
+      for (int k : {1, 4, 8, 16, 32})
+        if (k <= a.maxInstances)
+          o.algos.push_back(a.name + "@" + std::to_string(k));
+    }
+  }
   for (const std::string &algo : o.algos) {
     // NAME or NAME@K: example NAME compiled with K instances.
     const size_t at = algo.find('@');
@@ -386,7 +429,7 @@ int main(int argc, char **argv) {
       continue;
     }
     bool ll = algo.find("_ll") != std::string::npos || algo.find("1pa") != std::string::npos;
-    addProgram(algo, prog, ll);
+    addProgram(algo, prog, ll, base, instances);
   }
   // Hand-written reference kernels: NAME.cu + NAME.plan.json.
   if (!o.reference.empty()) {
@@ -413,7 +456,7 @@ int main(int argc, char **argv) {
           continue;
         }
         bool ll = nm.find("ll") != std::string::npos || nm.find("LL") != std::string::npos;
-        addProgram("ref:" + nm, prog, ll);
+        addProgram("ref:" + nm, prog, ll, "", 0);
       }
     }
   }
@@ -469,6 +512,7 @@ int main(int argc, char **argv) {
   if (sizes.back() != o.maxBytes && o.maxBytes >= 1024)
     sizes.push_back(o.maxBytes);
 
+  std::vector<mscclc::rt::TuneSample> samples;
   for (const char *coll : {"allreduce", "allgather", "reducescatter"}) {
     std::vector<Runner *> cols;
     for (Runner &r : runners)
@@ -513,6 +557,15 @@ int main(int argc, char **argv) {
         printf("%-14s %-28s %8s %10.2f us %8.1f GB/s busbw\n", coll, r->name.c_str(),
                fmtSize(bytes).c_str(), us, busbw);
         fflush(stdout);
+        if (!r->algorithm.empty()) {
+          mscclc::rt::TuneSample ts;
+          mscclc::rt::parseCollective(coll, &ts.collective);
+          ts.algorithm = r->algorithm;
+          ts.instances = r->instances;
+          ts.bytes = bytes;
+          ts.microseconds = us;
+          samples.push_back(ts);
+        }
         if (r->name == "NCCL")
           ncclUs = us;
         else if (r->name.rfind("ref:", 0) != 0 && (best < 0 || us < best))
@@ -530,6 +583,31 @@ int main(int argc, char **argv) {
   }
   std::ofstream(o.out) << md.str();
   printf("wrote %s\n", o.out.c_str());
+  if (!o.tune.empty()) {
+    mscclc::rt::TuneShape shape;
+    shape.ranks = n;
+    shape.arch = arch;
+    char when[64];
+    time_t now = time(nullptr);
+    strftime(when, sizeof when, "%Y-%m-%d", gmtime(&now));
+    shape.note = std::string("mscclc-bench --tune on ") + std::to_string(gpus) +
+                 "x " + prop.name + ", " + when;
+    std::string table;
+    auto makeTable = [&]() -> mscclc::rt::Status {
+      std::string dir, base;
+      MSCCLC_TRY(mscclc::rt::stdlibDir(&dir));
+      MSCCLC_TRY(mscclc::rt::readFile(dir + "/selection.json", &base));
+      return mscclc::rt::tunedSelectionTable(base, shape, samples, &table);
+    };
+    mscclc::rt::Status ts = makeTable();
+    if (!ts.isOk()) {
+      fprintf(stderr, "--tune: %s\n", ts.message().c_str());
+      return 1;
+    }
+    std::ofstream(o.tune) << table;
+    printf("wrote the tuned table %s (use it with MSCCLC_SELECTION_TABLE=%s)\n",
+           o.tune.c_str(), o.tune.c_str());
+  }
   for (mscclcProgram_t p : programs)
     mscclcProgramDestroy(p);
   for (mscclcComm_t c : comms)

@@ -8,6 +8,8 @@
 #include "mscclc/runtime/Program.h"
 #include "mscclc/runtime/Selection.h"
 #include "mscclc/runtime/StdlibPrograms.h"
+#include "mscclc/runtime/TunedTable.h"
+#include "mscclc/runtime/Files.h"
 
 #include <gtest/gtest.h>
 
@@ -509,4 +511,67 @@ TEST(Selection, BlockLimitTakesInstancesAway) {
   const StdlibChoice *again = nullptr;
   ASSERT_TRUE(stdlibResolve(state, q, &again).isOk());
   EXPECT_EQ(again->selection.instances, instances);
+}
+
+// The tuner's table: the fastest candidate per measured size, merged into
+// ranges, for the measured shape only, then the shipped entries.
+TEST(Selection, TunedTableServesTheMeasuredWinners) {
+  std::string d = stdlib();
+  std::string catalog, base;
+  ASSERT_TRUE(readFile(d + "/algorithms.json", &catalog).isOk());
+  ASSERT_TRUE(readFile(d + "/selection.json", &base).isOk());
+  auto sample = [](const char *algo, int inst, uint64_t bytes, double us) {
+    TuneSample s;
+    s.algorithm = algo;
+    s.instances = inst;
+    s.bytes = bytes;
+    s.microseconds = us;
+    return s;
+  };
+  std::vector<TuneSample> samples = {
+      sample("allreduce_1pa", 1, 1024, 5), sample("allreduce_2pa_hb", 8, 1024, 9),
+      sample("allreduce_1pa", 1, 4096, 6), sample("allreduce_2pa_hb", 8, 4096, 9),
+      sample("allreduce_1pa", 1, 65536, 20), sample("allreduce_2pa_hb", 8, 65536, 12),
+      sample("allreduce_2pa_hb", 8, 1 << 20, 40), sample("allreduce_2pa_hb", 32, 1 << 20, 30),
+      sample("allreduce_2pa_hb", 32, 16 << 20, 200)};
+  TuneShape shape;
+  shape.ranks = 4;
+  shape.arch = 80;
+  shape.note = "test";
+  std::string text;
+  Status s = tunedSelectionTable(base, shape, samples, &text);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  SelectionTable t;
+  s = SelectionTable::parse(catalog, "algorithms.json", text, "tuned.json", &t);
+  ASSERT_TRUE(s.isOk()) << s.message() << "\n" << text;
+  auto pick = [&](uint64_t bytes, int ranks, int arch) {
+    SelectionQuery q;
+    q.nranks = ranks;
+    q.arch = arch;
+    q.count = bytes / 4;
+    Selection sel;
+    Status r = t.select(q, &sel);
+    EXPECT_TRUE(r.isOk()) << r.message();
+    return fmt::format("{} {}", sel.algorithm, sel.instances);
+  };
+  EXPECT_EQ(pick(512, 4, 80), "allreduce_1pa 1");
+  EXPECT_EQ(pick(32768, 4, 80), "allreduce_1pa 1");
+  EXPECT_EQ(pick(65536, 4, 80), "allreduce_2pa_hb 8");
+  EXPECT_EQ(pick(1 << 20, 4, 80), "allreduce_2pa_hb 32");
+  EXPECT_EQ(pick(uint64_t(1) << 30, 4, 80), "allreduce_2pa_hb 32");
+  // Other shapes keep the shipped table's choice.
+  Selection shippedChoice;
+  SelectionQuery other;
+  other.nranks = 4;
+  other.arch = 90;
+  other.count = 512 / 4;
+  ASSERT_TRUE(shipped().select(other, &shippedChoice).isOk());
+  EXPECT_EQ(pick(512, 4, 90),
+            fmt::format("{} {}", shippedChoice.algorithm, shippedChoice.instances));
+  EXPECT_EQ(t.entries().size(), shipped().entries().size() + 3);
+
+  // Nothing measured, or a time that is no time: no table.
+  EXPECT_EQ(tunedSelectionTable(base, shape, {}, &text).code(), Code::InvalidArgument);
+  samples[0].microseconds = 0;
+  EXPECT_EQ(tunedSelectionTable(base, shape, samples, &text).code(), Code::InvalidArgument);
 }
