@@ -58,6 +58,12 @@ size_t maxContexts() {
   return v > 0 ? size_t(v) : 8;
 }
 
+uint32_t firstEpoch() {
+  // Tests start the LL epochs near their wrap-around and run past it.
+  const char *env = getenv("MSCCLC_TEST_EPOCH_START");
+  return env && *env ? uint32_t(strtoul(env, nullptr, 0)) : 0;
+}
+
 uint64_t kernelTimeoutNs() {
   static const uint64_t ns = [] {
     const char *env = getenv("MSCCLC_TIMEOUT_MS");
@@ -160,7 +166,7 @@ Status Executor::init() {
   MSCCLC_TRY(zeroDevice(semaphores_, nSem * sizeof(uint64_t)));
   MSCCLC_CUDA_CHECK(
       cudaMalloc(&blockEpoch_, size_t(rankPlan_.blocks) * sizeof(mscclc_u32)));
-  MSCCLC_TRY(zeroDevice(blockEpoch_, size_t(rankPlan_.blocks) * sizeof(mscclc_u32)));
+  MSCCLC_TRY(startEpochs());
   size_t slots = rankPlan_.waitSlots > 0 ? size_t(rankPlan_.waitSlots) : 1;
   MSCCLC_CUDA_CHECK(cudaMalloc(&waitCounters_, slots * sizeof(mscclc_u64)));
   MSCCLC_TRY(zeroDevice(waitCounters_, slots * sizeof(mscclc_u64)));
@@ -375,6 +381,11 @@ void Executor::evictContexts() {
   }
   std::vector<std::unique_ptr<Context>> unused = takeContexts(false);
   freeContexts(unused);
+}
+
+Status Executor::startEpochs() {
+  std::vector<mscclc_u32> epochs(size_t(rankPlan_.blocks), firstEpoch());
+  return copyToDevice(blockEpoch_, epochs.data(), epochs.size() * sizeof(mscclc_u32));
 }
 
 Status Executor::zeroDevice(void *ptr, size_t bytes) {
@@ -919,8 +930,7 @@ Status Executor::reset() {
   MSCCLC_TRY(comm_.bootstrap().barrier());
   size_t nSem = rankPlan_.memoryChannels.size() + rankPlan_.portChannels.size();
   MSCCLC_CUDA_CHECK(cudaMemset(semaphores_, 0, (nSem ? nSem : 1) * sizeof(uint64_t)));
-  MSCCLC_CUDA_CHECK(cudaMemset(blockEpoch_, 0,
-                               size_t(rankPlan_.blocks) * sizeof(mscclc_u32)));
+  MSCCLC_TRY(startEpochs());
   size_t slots = rankPlan_.waitSlots > 0 ? size_t(rankPlan_.waitSlots) : 1;
   MSCCLC_CUDA_CHECK(cudaMemset(waitCounters_, 0, slots * sizeof(mscclc_u64)));
   MSCCLC_CUDA_CHECK(cudaMemset(error_, 0, sizeof(MscclcErrorRecord)));

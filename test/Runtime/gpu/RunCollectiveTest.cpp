@@ -14,6 +14,10 @@
 // reported as SKIP with the reason.
 //
 //   runtime-gpu-run-collective [--ranks N] [--max-bytes B] [--quick]
+//                              [--epoch-wrap]
+// --epoch-wrap runs only 64 back-to-back LL calls of all-reduce, all-gather
+// and reduce-scatter with the LL epochs started just before their 2^32
+// wrap-around (MSCCLC_TEST_EPOCH_START).
 // Exit: 0 pass, 1 fail, 77 skipped (no GPU, or one GPU and no --ranks).
 //
 //===----------------------------------------------------------------------===//
@@ -30,6 +34,7 @@ struct Options {
   int ranks = 0;
   size_t maxBytes = size_t(64) << 20;
   bool quick = false;
+  bool epochWrap = false;
 };
 
 const char *collName(mscclcCollective_t c) {
@@ -279,22 +284,25 @@ void runCase(const Case &k, const RankLayout &layout,
   fflush(stdout);
 }
 
-/// Buffers that change on one rank only (as a framework's caching
-/// allocator may hand out): rank 0 takes new buffers at every call, the
-/// others keep theirs. Each call must complete and be right; algorithms
-/// that reach the peers' buffers run on staging, so no call waits for a
-/// set-up the other ranks do not make.
-void runChangingBuffers(mscclcCollective_t coll, size_t count, bool inPlace,
-                        const RankLayout &layout,
-                        const std::vector<mscclcComm_t> &comms,
-                        const std::vector<cudaStream_t> &streams, Counts *counts) {
+/// `calls` back-to-back calls of one all-reduce, all-gather or
+/// reduce-scatter (f32 sum), each on new data and checked. With
+/// `newBuffersOnRank0`, rank 0 takes new buffers at every call and the
+/// others keep theirs (as a framework's caching allocator may hand out):
+/// algorithms that reach the peers' buffers run on staging, so no call may
+/// wait for a set-up the other ranks do not make.
+void runRepeated(mscclcCollective_t coll, size_t count, bool inPlace, int calls,
+                 bool newBuffersOnRank0, const RankLayout &layout,
+                 const std::vector<mscclcComm_t> &comms,
+                 const std::vector<cudaStream_t> &streams, Counts *counts) {
   int n = layout.ranks;
   const char *algo = nullptr;
   MSCCLC_OR_EXIT(mscclcCollectiveAlgorithm(comms[0], coll, count, mscclcFloat32,
                                            mscclcSum, 0, inPlace, &algo));
   std::string what = std::string(collName(coll)) + " f32 count=" +
-                     std::to_string(count) + (inPlace ? " in place" : "") +
-                     ", rank 0's buffers new at every call [" + algo + "]";
+                     std::to_string(count) + (inPlace ? " in place" : "") + " x" +
+                     std::to_string(calls) +
+                     (newBuffersOnRank0 ? ", rank 0's buffers new at every call" : "") +
+                     " [" + algo + "]";
   size_t sN = sendElems(coll, n, count), rN = recvElems(coll, n, count);
   size_t total = inPlace ? std::max(rN, sN) : rN;
   // Exact in f32: small integers.
@@ -319,8 +327,8 @@ void runChangingBuffers(mscclcCollective_t coll, size_t count, bool inPlace,
     give(r);
   size_t bad = 0;
   std::string err;
-  for (int call = 0; call < 4 && err.empty() && !bad; ++call) {
-    if (call > 0)
+  for (int call = 0; call < calls && err.empty() && !bad; ++call) {
+    if (call > 0 && newBuffersOnRank0)
       give(0);
     for (int r = 0; r < n; ++r) {
       std::vector<float> in(sN);
@@ -357,6 +365,9 @@ void runChangingBuffers(mscclcCollective_t coll, size_t count, bool inPlace,
         if (coll == mscclcCollAllReduce)
           for (int q = 0; q < n; ++q)
             want += value(q, i, call);
+        else if (coll == mscclcCollReduceScatter) // rank r's block of the sum
+          for (int q = 0; q < n; ++q)
+            want += value(q, size_t(r) * count + i, call);
         else // all-gather: block q holds rank q's input
           want = value(int(i / count), i % count, call);
         if (out[i] != want && bad++ < 3)
@@ -394,12 +405,17 @@ int main(int argc, char **argv) {
     if (a == "--ranks") o.ranks = atoi(next().c_str());
     else if (a == "--max-bytes") o.maxBytes = size_t(strtoull(next().c_str(), nullptr, 0));
     else if (a == "--quick") o.quick = true;
+    else if (a == "--epoch-wrap") o.epochWrap = true;
     else {
       fprintf(stderr, "unknown argument %s\n", a.c_str());
       return 2;
     }
   }
   setSafeEnvironment();
+  // LL epochs start 32 launches before their wrap-around (every executor
+  // made from here on), so 64 launches run across it.
+  if (o.epochWrap)
+    setenv("MSCCLC_TEST_EPOCH_START", "0xffffffe0", 1);
   RankLayout layout;
   if (!chooseLayout(o.ranks, &layout))
     return kSkip;
@@ -413,6 +429,15 @@ int main(int argc, char **argv) {
     MSCCLC_CUDA_OR_EXIT(cudaStreamCreateWithFlags(&streams[size_t(r)], cudaStreamNonBlocking));
   }
 
+  Counts counts;
+  if (o.epochWrap) {
+    // Small counts: the LL algorithms, whose packets carry the epoch's flag.
+    printf("%d ranks on %d GPU(s), LL epochs from 0xffffffe0\n", n, layout.gpus);
+    for (mscclcCollective_t c : {mscclcCollAllReduce, mscclcCollAllGather,
+                                 mscclcCollReduceScatter})
+      for (int inPlace = 0; inPlace < 2; ++inPlace)
+        runRepeated(c, 1000, inPlace, 64, false, layout, comms, streams, &counts);
+  }
   std::vector<Case> cases;
   const mscclcCollective_t colls[] = {
       mscclcCollAllReduce, mscclcCollAllGather, mscclcCollReduceScatter,
@@ -445,14 +470,15 @@ int main(int argc, char **argv) {
               cases.push_back({c, t, mscclcSum, count, bool(inPlace), root});
           }
       }
-  printf("%d ranks on %d GPU(s), %zu cases\n", n, layout.gpus, cases.size());
-  Counts counts;
-  for (const Case &k : cases)
-    runCase(k, layout, comms, streams, &counts);
-  for (size_t count : {size_t(1000), size_t(1) << 20})
-    for (int inPlace = 0; inPlace < 2; ++inPlace)
-      for (mscclcCollective_t c : {mscclcCollAllReduce, mscclcCollAllGather})
-        runChangingBuffers(c, count, inPlace, layout, comms, streams, &counts);
+  if (!o.epochWrap) {
+    printf("%d ranks on %d GPU(s), %zu cases\n", n, layout.gpus, cases.size());
+    for (const Case &k : cases)
+      runCase(k, layout, comms, streams, &counts);
+    for (size_t count : {size_t(1000), size_t(1) << 20})
+      for (int inPlace = 0; inPlace < 2; ++inPlace)
+        for (mscclcCollective_t c : {mscclcCollAllReduce, mscclcCollAllGather})
+          runRepeated(c, count, inPlace, 4, true, layout, comms, streams, &counts);
+  }
   for (int r = 0; r < n; ++r)
     MSCCLC_CUDA_OR_EXIT(cudaStreamDestroy(streams[size_t(r)]));
   for (mscclcComm_t c : comms)

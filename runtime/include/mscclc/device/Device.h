@@ -23,10 +23,15 @@
 namespace mscclc {
 namespace dev {
 
-/// Block prologue: the LL flag of this launch (epoch + 1, never 0).
+/// Block prologue: the LL flag of this launch (epoch + 1, never 0). After
+/// 2^32 - 1 launches the epoch wraps: 0 would match zeroed scratch as a
+/// packet that has landed, so it becomes 2, not 1: packet buffers alternate
+/// by the flag's parity, and 0xffffffff is odd. Every rank's block counts
+/// the same launches, so all of them skip alike.
 __device__ __forceinline__ void beginBlock(Ctx &ctx,
                                            const MscclcKernelArgs &args) {
-  ctx.flag = args.state.blockEpoch[blockIdx.x] + 1;
+  u32 flag = args.state.blockEpoch[blockIdx.x] + 1;
+  ctx.flag = flag == 0 ? 2 : flag;
 }
 
 /// Block epilogue: publish the new epoch. The barrier keeps every thread's

@@ -56,6 +56,9 @@ struct DeviceError {
 
 /// Spin time-out of the kernels (MSCCLC_TIMEOUT_MS, default 30000; 0 = none).
 uint64_t kernelTimeoutNs();
+/// The LL epoch every block starts from: 0, or MSCCLC_TEST_EPOCH_START (for
+/// tests that run across the epoch's wrap-around).
+uint32_t firstEpoch();
 /// Buffer pairs whose peer mappings an executor keeps
 /// (MSCCLC_MAX_BUFFER_CONTEXTS, default 8); more evict the older ones.
 size_t maxContexts();
@@ -140,6 +143,8 @@ private:
   /// legacy stream would join a capture in progress on a blocking stream.
   Status zeroDevice(void *ptr, size_t bytes);
   Status copyToDevice(void *dst, const void *src, size_t bytes);
+  /// Sets every block's LL epoch to firstEpoch().
+  Status startEpochs();
   /// Collective: refuses, on every rank alike, a program that does not fit
   /// a GPU with every rank that shares it: thread blocks that cannot all be
   /// resident at once, or more streams than the GPU's hardware work queues
