@@ -14,17 +14,22 @@
 // reported as SKIP with the reason.
 //
 //   runtime-gpu-run-collective [--ranks N] [--max-bytes B] [--quick]
-//                              [--epoch-wrap]
+//                              [--epoch-wrap] [--soak N [--seed S]]
 // --epoch-wrap runs only 64 back-to-back LL calls of all-reduce, all-gather
 // and reduce-scatter with the LL epochs started just before their 2^32
-// wrap-around (MSCCLC_TEST_EPOCH_START).
+// wrap-around (MSCCLC_TEST_EPOCH_START). --soak N runs N random calls
+// instead of the matrix: collective, dtype, op, in place and root uniform,
+// the count log-uniform from 1 element to 4 MiB per buffer (so the
+// selection takes every algorithm its table names for them), each checked.
 // Exit: 0 pass, 1 fail, 77 skipped (no GPU, or one GPU and no --ranks).
 //
 //===----------------------------------------------------------------------===//
 
 #include "GpuTestUtil.h"
 
+#include <cmath>
 #include <functional>
+#include <random>
 
 using namespace gputest;
 
@@ -35,6 +40,8 @@ struct Options {
   size_t maxBytes = size_t(64) << 20;
   bool quick = false;
   bool epochWrap = false;
+  int soak = 0; ///< random cases instead of the matrix
+  uint64_t seed = 1;
 };
 
 const char *collName(mscclcCollective_t c) {
@@ -389,6 +396,37 @@ void runRepeated(mscclcCollective_t coll, size_t count, bool inPlace, int calls,
   fflush(stdout);
 }
 
+/// `count` random calls (see --soak): a reproducible sequence per seed.
+std::vector<Case> randomCases(int count, uint64_t seed, int n, size_t maxBytes) {
+  std::mt19937_64 rng(seed);
+  const mscclcCollective_t colls[] = {
+      mscclcCollAllReduce, mscclcCollAllGather, mscclcCollReduceScatter,
+      mscclcCollBroadcast, mscclcCollReduce,    mscclcCollAllToAll,
+      mscclcCollGather,    mscclcCollScatter};
+  const DType types[] = {DType::F32, DType::F16, DType::BF16, DType::I32};
+  const mscclcRedOp_t ops[] = {mscclcSum, mscclcProd, mscclcMin, mscclcMax, mscclcAvg};
+  auto pick = [&](size_t choices) { return size_t(rng() % choices); };
+  std::vector<Case> cases;
+  while (int(cases.size()) < count) {
+    Case k;
+    k.coll = colls[pick(8)];
+    k.type = types[pick(4)];
+    k.op = reduces(k.coll) ? ops[pick(5)] : mscclcSum;
+    if (k.type == DType::I32 && k.op == mscclcProd)
+      continue; // overflows: the reference in doubles is not exact
+    k.inPlace = pick(2) == 1;
+    k.root = rooted(k.coll) ? int(pick(size_t(n))) : 0;
+    // Log-uniform bytes of the larger buffer, 1 element up to maxBytes.
+    size_t es = sizeOf(k.type);
+    double lo = std::log(double(es)), hi = std::log(double(maxBytes));
+    size_t bytes = size_t(std::exp(lo + (hi - lo) * double(rng() % 1000000) / 1e6));
+    size_t perCount = std::max(sendElems(k.coll, n, 1), recvElems(k.coll, n, 1)) * es;
+    k.count = std::max<size_t>(1, bytes / perCount);
+    cases.push_back(k);
+  }
+  return cases;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -406,6 +444,8 @@ int main(int argc, char **argv) {
     else if (a == "--max-bytes") o.maxBytes = size_t(strtoull(next().c_str(), nullptr, 0));
     else if (a == "--quick") o.quick = true;
     else if (a == "--epoch-wrap") o.epochWrap = true;
+    else if (a == "--soak") o.soak = atoi(next().c_str());
+    else if (a == "--seed") o.seed = strtoull(next().c_str(), nullptr, 0);
     else {
       fprintf(stderr, "unknown argument %s\n", a.c_str());
       return 2;
@@ -470,7 +510,13 @@ int main(int argc, char **argv) {
               cases.push_back({c, t, mscclcSum, count, bool(inPlace), root});
           }
       }
-  if (!o.epochWrap) {
+  if (o.soak > 0) {
+    cases = randomCases(o.soak, o.seed, n, size_t(4) << 20);
+    printf("%d ranks on %d GPU(s), soak of %zu random calls (seed %llu)\n", n,
+           layout.gpus, cases.size(), static_cast<unsigned long long>(o.seed));
+    for (const Case &k : cases)
+      runCase(k, layout, comms, streams, &counts);
+  } else if (!o.epochWrap) {
     printf("%d ranks on %d GPU(s), %zu cases\n", n, layout.gpus, cases.size());
     for (const Case &k : cases)
       runCase(k, layout, comms, streams, &counts);
