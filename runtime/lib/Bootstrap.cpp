@@ -193,8 +193,11 @@ Status recvAll(int fd, void *data, size_t size, Clock::time_point deadline,
 
 /// Sends `sbuf` on `sfd` while receiving `rbuf` on `rfd`, so a ring of
 /// ranks never blocks with every socket buffer full.
+/// Sends to the next rank of the ring while receiving from the previous
+/// one; errors name the rank whose connection failed.
 Status sendRecv(int sfd, const void *sbuf, size_t ssize, int rfd, void *rbuf,
-                size_t rsize, Clock::time_point deadline) {
+                size_t rsize, Clock::time_point deadline, int nextRank,
+                int prevRank) {
   auto *sp = static_cast<const char *>(sbuf);
   auto *rp = static_cast<char *>(rbuf);
   while (ssize > 0 || rsize > 0) {
@@ -211,8 +214,10 @@ Status sendRecv(int sfd, const void *sbuf, size_t ssize, int rfd, void *rbuf,
       return errnoStatus("poll");
     if (r == 0)
       return Status(Code::Timeout,
-                    "bootstrap all-gather timed out: a rank stopped "
-                    "answering (raise MSCCLC_BOOTSTRAP_TIMEOUT?)");
+                    fmt::format("bootstrap all-gather timed out: rank {} or "
+                                "rank {} (or a rank behind them) stopped "
+                                "answering (raise MSCCLC_BOOTSTRAP_TIMEOUT?)",
+                                prevRank, nextRank));
     for (int i = 0; i < n; ++i) {
       if (!fds[i].revents)
         continue;
@@ -222,7 +227,10 @@ Status sendRecv(int sfd, const void *sbuf, size_t ssize, int rfd, void *rbuf,
           sp += k;
           ssize -= size_t(k);
         } else if (k < 0 && errno != EAGAIN && errno != EINTR) {
-          return errnoStatus("bootstrap send");
+          return systemError(fmt::format(
+              "bootstrap: sending to rank {} (next in the ring): {} (did its "
+              "process die?)",
+              nextRank, strerror(errno)));
         }
       } else {
         ssize_t k = ::recv(rfd, rp, rsize, 0);
@@ -230,9 +238,15 @@ Status sendRecv(int sfd, const void *sbuf, size_t ssize, int rfd, void *rbuf,
           rp += k;
           rsize -= size_t(k);
         } else if (k == 0) {
-          return systemError("bootstrap: previous rank closed the ring");
+          return systemError(fmt::format(
+              "bootstrap: rank {} (previous in the ring) closed its "
+              "connection (did its process die?)",
+              prevRank));
         } else if (errno != EAGAIN && errno != EINTR) {
-          return errnoStatus("bootstrap recv");
+          return systemError(fmt::format(
+              "bootstrap: receiving from rank {} (previous in the ring): {} "
+              "(did its process die?)",
+              prevRank, strerror(errno)));
         }
       }
     }
@@ -565,7 +579,8 @@ Status Bootstrap::allGather(void *data, size_t bytesPerRank) {
     MSCCLC_TRY(sendRecv(next_, base + size_t(sendIdx) * bytesPerRank,
                         bytesPerRank, prev_,
                         base + size_t(recvIdx) * bytesPerRank, bytesPerRank,
-                        deadline));
+                        deadline, (rank_ + 1) % nranks_,
+                        (rank_ - 1 + nranks_) % nranks_));
   }
   return Status::ok();
 }

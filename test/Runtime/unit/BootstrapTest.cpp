@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
+#include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -161,4 +163,63 @@ TEST_F(BootstrapTest, MissingRankTimesOut) {
   int status = 0;
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+// A rank's process dies (SIGKILL) between collectives: the others must get
+// an error quickly, without dying themselves (a write to its closed socket
+// must not raise SIGPIPE), naming the rank whose connection failed: the
+// dead one for its neighbours (a rank further away may see a neighbour
+// that gave up first).
+TEST_F(BootstrapTest, DeadRankIsReportedNotAHang) {
+  UniqueId id;
+  ASSERT_TRUE(createUniqueId(&id).isOk());
+  const int n = 3, victim = 2;
+  enum { kNamedVictim = 0, kNamedOther = 3 };
+  std::vector<pid_t> kids;
+  for (int r = 0; r < n; ++r) {
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      std::unique_ptr<Bootstrap> b;
+      Status s = Bootstrap::create(id, r, n, &b);
+      if (s.isOk())
+        s = b->barrier();
+      if (!s.isOk()) {
+        fprintf(stderr, "rank %d set-up: %s\n", r, s.message().c_str());
+        _exit(2);
+      }
+      if (r == victim)
+        kill(getpid(), SIGKILL);
+      auto start = std::chrono::steady_clock::now();
+      // Two collectives: the first may still complete on some ranks.
+      for (int i = 0; i < 2 && s.isOk(); ++i)
+        s = gatherAndCheck(*b, 4096);
+      double seconds = std::chrono::duration<double>(
+                           std::chrono::steady_clock::now() - start).count();
+      fprintf(stderr, "rank %d after %.1f s: %s\n", r, seconds,
+              s.isOk() ? "no error" : s.message().c_str());
+      if (s.isOk() || seconds > 20 ||
+          s.message().find("did its process die?") == std::string::npos)
+        _exit(1);
+      bool named = s.message().find("rank " + std::to_string(victim) + " ") !=
+                   std::string::npos;
+      _exit(named ? kNamedVictim : kNamedOther);
+    }
+    kids.push_back(pid);
+  }
+  int namedVictim = 0;
+  for (int r = 0; r < n; ++r) {
+    int status = 0;
+    ASSERT_EQ(waitpid(kids[size_t(r)], &status, 0), kids[size_t(r)]);
+    if (r == victim) {
+      EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+      continue;
+    }
+    ASSERT_TRUE(WIFEXITED(status)) << "rank " << r << " died of a signal";
+    int code = WEXITSTATUS(status);
+    EXPECT_TRUE(code == kNamedVictim || code == kNamedOther)
+        << "rank " << r << ": no quick error that names a rank";
+    namedVictim += code == kNamedVictim;
+  }
+  EXPECT_GE(namedVictim, 1) << "no rank named the dead one";
 }
