@@ -150,6 +150,20 @@ struct Counts {
   int pass = 0, fail = 0, skip = 0;
 };
 
+/// One PASS or FAIL line (an error, else the mismatches) and its count.
+void tally(const std::string &what, const std::string &err, size_t bad,
+           Counts *counts) {
+  if (!err.empty() || bad) {
+    printf("FAIL %s: %s\n", what.c_str(),
+           err.empty() ? (std::to_string(bad) + " mismatches").c_str() : err.c_str());
+    ++counts->fail;
+  } else {
+    printf("PASS %s\n", what.c_str());
+    ++counts->pass;
+  }
+  fflush(stdout);
+}
+
 struct Case {
   mscclcCollective_t coll;
   DType type;
@@ -280,15 +294,7 @@ void runCase(const Case &k, const RankLayout &layout,
       MSCCLC_CUDA_OR_EXIT(cudaFree(bufs[size_t(2 * r)]));
     MSCCLC_CUDA_OR_EXIT(cudaFree(bufs[size_t(2 * r + 1)]));
   }
-  if (!err.empty() || bad) {
-    printf("FAIL %s: %s\n", what.c_str(),
-           err.empty() ? (std::to_string(bad) + " mismatches").c_str() : err.c_str());
-    ++counts->fail;
-  } else {
-    printf("PASS %s\n", what.c_str());
-    ++counts->pass;
-  }
-  fflush(stdout);
+  tally(what, err, bad, counts);
 }
 
 /// `calls` back-to-back calls of one all-reduce, all-gather or
@@ -385,15 +391,7 @@ void runRepeated(mscclcCollective_t coll, size_t count, bool inPlace, int calls,
   }
   for (void *p : allocations)
     MSCCLC_CUDA_OR_EXIT(cudaFree(p));
-  if (!err.empty() || bad) {
-    printf("FAIL %s: %s\n", what.c_str(),
-           err.empty() ? (std::to_string(bad) + " mismatches").c_str() : err.c_str());
-    ++counts->fail;
-  } else {
-    printf("PASS %s\n", what.c_str());
-    ++counts->pass;
-  }
-  fflush(stdout);
+  tally(what, err, bad, counts);
 }
 
 /// `count` random calls (see --soak): a reproducible sequence per seed.

@@ -11,6 +11,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <cstring>
+#include <functional>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -54,6 +55,18 @@ void runThreads(const UniqueId &id, int n, size_t bytes) {
   for (int r = 0; r < n; ++r)
     EXPECT_TRUE(statuses[size_t(r)].isOk())
         << "rank " << r << ": " << statuses[size_t(r)].message();
+}
+
+/// One child process per rank, each exiting with `rank`'s code.
+std::vector<pid_t> forkRanks(int n, const std::function<int(int)> &rank) {
+  std::vector<pid_t> kids;
+  for (int r = 0; r < n; ++r) {
+    pid_t pid = fork();
+    if (pid == 0)
+      _exit(rank(r));
+    kids.push_back(pid);
+  }
+  return kids;
 }
 
 class BootstrapTest : public ::testing::Test {
@@ -103,22 +116,17 @@ TEST_F(BootstrapTest, Processes) {
   UniqueId id;
   ASSERT_TRUE(createUniqueId(&id).isOk()); // root thread stays in the parent
   const int n = 3;
-  std::vector<pid_t> kids;
-  for (int r = 0; r < n; ++r) {
-    pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      std::unique_ptr<Bootstrap> b;
-      Status s = Bootstrap::create(id, r, n, &b);
-      if (s.isOk())
-        s = gatherAndCheck(*b, 1000);
-      if (!s.isOk())
-        fprintf(stderr, "rank %d: %s\n", r, s.message().c_str());
-      _exit(s.isOk() ? 0 : 1);
-    }
-    kids.push_back(pid);
-  }
+  std::vector<pid_t> kids = forkRanks(n, [&](int r) {
+    std::unique_ptr<Bootstrap> b;
+    Status s = Bootstrap::create(id, r, n, &b);
+    if (s.isOk())
+      s = gatherAndCheck(*b, 1000);
+    if (!s.isOk())
+      fprintf(stderr, "rank %d: %s\n", r, s.message().c_str());
+    return s.isOk() ? 0 : 1;
+  });
   for (pid_t pid : kids) {
+    ASSERT_GT(pid, 0);
     int status = 0;
     ASSERT_EQ(waitpid(pid, &status, 0), pid);
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
@@ -175,40 +183,35 @@ TEST_F(BootstrapTest, DeadRankIsReportedNotAHang) {
   ASSERT_TRUE(createUniqueId(&id).isOk());
   const int n = 3, victim = 2;
   enum { kNamedVictim = 0, kNamedOther = 3 };
-  std::vector<pid_t> kids;
-  for (int r = 0; r < n; ++r) {
-    pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      std::unique_ptr<Bootstrap> b;
-      Status s = Bootstrap::create(id, r, n, &b);
-      if (s.isOk())
-        s = b->barrier();
-      if (!s.isOk()) {
-        fprintf(stderr, "rank %d set-up: %s\n", r, s.message().c_str());
-        _exit(2);
-      }
-      if (r == victim)
-        kill(getpid(), SIGKILL);
-      auto start = std::chrono::steady_clock::now();
-      // Two collectives: the first may still complete on some ranks.
-      for (int i = 0; i < 2 && s.isOk(); ++i)
-        s = gatherAndCheck(*b, 4096);
-      double seconds = std::chrono::duration<double>(
-                           std::chrono::steady_clock::now() - start).count();
-      fprintf(stderr, "rank %d after %.1f s: %s\n", r, seconds,
-              s.isOk() ? "no error" : s.message().c_str());
-      if (s.isOk() || seconds > 20 ||
-          s.message().find("did its process die?") == std::string::npos)
-        _exit(1);
-      bool named = s.message().find("rank " + std::to_string(victim) + " ") !=
-                   std::string::npos;
-      _exit(named ? kNamedVictim : kNamedOther);
+  std::vector<pid_t> kids = forkRanks(n, [&](int r) {
+    std::unique_ptr<Bootstrap> b;
+    Status s = Bootstrap::create(id, r, n, &b);
+    if (s.isOk())
+      s = b->barrier();
+    if (!s.isOk()) {
+      fprintf(stderr, "rank %d set-up: %s\n", r, s.message().c_str());
+      return 2;
     }
-    kids.push_back(pid);
-  }
+    if (r == victim)
+      kill(getpid(), SIGKILL);
+    auto start = std::chrono::steady_clock::now();
+    // Two collectives: the first may still complete on some ranks.
+    for (int i = 0; i < 2 && s.isOk(); ++i)
+      s = gatherAndCheck(*b, 4096);
+    double seconds = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - start).count();
+    fprintf(stderr, "rank %d after %.1f s: %s\n", r, seconds,
+            s.isOk() ? "no error" : s.message().c_str());
+    if (s.isOk() || seconds > 20 ||
+        s.message().find("did its process die?") == std::string::npos)
+      return 1;
+    bool named = s.message().find("rank " + std::to_string(victim) + " ") !=
+                 std::string::npos;
+    return named ? int(kNamedVictim) : int(kNamedOther);
+  });
   int namedVictim = 0;
   for (int r = 0; r < n; ++r) {
+    ASSERT_GT(kids[size_t(r)], 0);
     int status = 0;
     ASSERT_EQ(waitpid(kids[size_t(r)], &status, 0), kids[size_t(r)]);
     if (r == victim) {
