@@ -55,6 +55,8 @@ nice -n 19 ninja -C "$BUILD" -j "${MSCCLC_JOBS:-2}" \
 # fuzz/AsanOptions.cpp (an instrumented mscclc needs it too).
 export ASAN_OPTIONS=${ASAN_OPTIONS:-allow_user_poisoning=0:detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+echo "== the kept findings (fuzz/regressions)"
+ctest --test-dir "$BUILD" -L fuzz --output-on-failure
 fuzz/collect-seeds.sh "$BUILD/seeds" "$MSCCLC"
 RUN=$(date +%Y%m%d-%H%M%S)
 failed=()

@@ -1,0 +1,3 @@
+
+// Accesses of every data xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxmodule {x
+  m
