@@ -87,17 +87,19 @@ Executor::Executor(Communicator &comm, Program &program, std::string dtype,
         peerOutput_ |= c.peerOutput;
       }
   needPeerUser_ = peerInput_ || peerOutput_;
-  staged_ = stageUserBuffers && needPeerUser_;
+  staged_ = stageUserBuffers && plan_.stagedByStdlib();
+  // With port channels both are staged: the proxy's copies then always
+  // read and write the same buffers, so one context serves every call.
+  stageIn_ = staged_ && (peerInput_ || plan_.usesPortChannels);
+  stageOut_ = staged_ && (peerOutput_ || plan_.usesPortChannels);
   timeoutNs_ = kernelTimeoutNs();
 }
 
 Executor::ScratchLayout Executor::scratchNeed(uint64_t count) const {
   ScratchLayout need;
   need.plan = plan_.scratchBytes(count, elemSize_);
-  if (staged_) {
-    need.input = peerInput_ ? plan_.inputElems(count) * elemSize_ : 0;
-    need.output = peerOutput_ ? plan_.outputElems(count) * elemSize_ : 0;
-  }
+  need.input = stageIn_ ? plan_.inputElems(count) * elemSize_ : 0;
+  need.output = stageOut_ ? plan_.outputElems(count) * elemSize_ : 0;
   return need;
 }
 
@@ -108,13 +110,13 @@ bool Executor::scratchFits(uint64_t count) const {
 }
 
 const void *Executor::kernelInput(const void *input) const {
-  if (!staged_ || !peerInput_)
+  if (!stageIn_)
     return input;
   return static_cast<char *>(scratch_) + layout_.plan;
 }
 
 void *Executor::kernelOutput(void *output) const {
-  if (!staged_ || !peerOutput_)
+  if (!stageOut_)
     return output;
   return static_cast<char *>(scratch_) + layout_.plan + layout_.input;
 }
@@ -342,6 +344,8 @@ void Executor::freeContexts(std::vector<std::unique_ptr<Context>> &contexts) {
     comm_.release(c->peerUser);
     if (c->tables)
       MSCCLC_CUDA_WARN(cudaFree(c->tables));
+    if (!c->proxyChannels.empty())
+      freeContextIndices_.push_back(c->index); // its proxy ids are free again
   }
   contexts.clear();
 }
@@ -597,7 +601,7 @@ Status Executor::buildContext(const void *input, void *output, Context *ctx) {
     if (staged_) {
       // The peer's staging: the same offsets in its scratch (every rank
       // grows its scratch alike).
-      bool reached = which == 0 ? peerInput_ : peerOutput_;
+      bool reached = which == 0 ? stageIn_ : stageOut_;
       if (!reached || peerScratch_.empty() || !peerScratch_[size_t(r)][0].ptr)
         return {};
       uint64_t offset = layout_.plan + (which == 0 ? 0 : layout_.input);
@@ -637,12 +641,17 @@ Status Executor::buildContext(const void *input, void *output, Context *ctx) {
 
   std::vector<MscclcPortChannel> port(nPort);
   if (nPort > 0) {
-    if (size_t(nextContext_ + 1) * nPort > size_t(kMaxProxyIds))
+    if (!freeContextIndices_.empty()) {
+      ctx->index = freeContextIndices_.back();
+      freeContextIndices_.pop_back();
+    } else if (size_t(nextContext_ + 1) * nPort > size_t(kMaxProxyIds)) {
       return unsupported(fmt::format(
-          "program {} met more distinct buffer pairs than the proxy can tell "
-          "apart ({}); reuse buffers",
+          "program {} holds more buffer pairs at once than the proxy can tell "
+          "apart ({}, graphs keep theirs); reuse buffers",
           plan_.name, nextContext_));
-    ctx->index = nextContext_++;
+    } else {
+      ctx->index = nextContext_++;
+    }
     auto extentOf = [&](const void *p) -> uint64_t {
       CUdeviceptr base = 0;
       size_t size = 0;

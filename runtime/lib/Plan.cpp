@@ -251,6 +251,15 @@ bool Plan::needsPeerUserBuffers(int rank) const {
   return false;
 }
 
+bool Plan::stagedByStdlib() const {
+  if (usesPortChannels)
+    return true;
+  for (int r = 0; r < ranks; ++r)
+    if (needsPeerUserBuffers(r))
+      return true;
+  return false;
+}
+
 bool Plan::supportsDtype(const std::string &d) const {
   return std::find(dtypes.begin(), dtypes.end(), d) != dtypes.end();
 }

@@ -387,9 +387,7 @@ Status stdlibResolve(StdlibState &state, const SelectionQuery &q,
   if (!c.selection.builtinCopy() && q.count > 0) {
     MSCCLC_TRY(stdlibProgram(state, q, c.selection, &c.program));
     MSCCLC_TRY(fitBlockLimit(state, q, limit, &c));
-    const Plan &plan = c.program->plan();
-    for (int r = 0; r < plan.ranks; ++r)
-      c.staged |= plan.needsPeerUserBuffers(r);
+    c.staged = c.program->plan().stagedByStdlib();
     if (c.staged && q.inPlace) {
       SelectionQuery outOfPlace = q;
       outOfPlace.inPlace = false;

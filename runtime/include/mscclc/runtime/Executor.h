@@ -21,9 +21,11 @@
 // ones in place, and frees the others only once no kernel can use them.
 //
 // Staged runs (the stdlib's, for programs whose channels reach the peers'
-// input or output): the kernel works on staging regions of the executor's
-// scratch allocation instead of the caller's buffers, with a copy in
-// before it and out after it, on the caller's stream. The peers' staging
+// input or output, or that have port channels: Plan::stagedByStdlib): the
+// kernel works on staging regions of the executor's scratch allocation
+// instead of the caller's buffers (the one the peers reach; both with port
+// channels), with a copy in before it and out after it, on the caller's
+// stream. The peers' staging
 // is part of their scratch, which is exchanged once per growth, so new
 // caller buffers never need the peers: ranks may change buffers at
 // different calls, as framework allocators do.
@@ -179,6 +181,7 @@ private:
   bool needPeerUser_ = false;
   bool peerInput_ = false, peerOutput_ = false; ///< some channel reaches them
   bool staged_ = false;
+  bool stageIn_ = false, stageOut_ = false; ///< staged runs: which buffers
 
   Module module_;
   CUfunction kernel_ = nullptr;
@@ -216,6 +219,7 @@ private:
   bool capturing_ = false; ///< prepare()'s stream is being captured
   Context *last_ = nullptr;
   int nextContext_ = 0;
+  std::vector<int> freeContextIndices_; ///< of freed contexts: proxy ids to reuse
   uint64_t timeoutNs_ = 0;
   cudaStream_t peekStream_ = nullptr;  ///< peekError's (non-blocking)
   cudaStream_t setupStream_ = nullptr; ///< set-up copies (non-blocking)

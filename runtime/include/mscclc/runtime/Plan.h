@@ -90,6 +90,10 @@ struct Plan {
   /// Whether any channel of `rank` touches the peer's input/output buffers
   /// (then user buffers must be exchanged between ranks).
   bool needsPeerUserBuffers(int rank) const;
+  /// Whether the stdlib runs it on staging (Executor.h): some channel
+  /// reaches a peer's input or output, or it has port channels (whose
+  /// proxy would otherwise need a context per pair of caller buffers).
+  bool stagedByStdlib() const;
   /// reduce and gather: only the root's output holds the result (the
   /// kernels never touch the other ranks' outputs, nor may the runtime).
   bool resultAtRootOnly() const {

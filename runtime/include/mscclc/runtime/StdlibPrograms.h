@@ -36,9 +36,9 @@ class Program;
 struct StdlibChoice {
   Selection selection;
   Program *program = nullptr;
-  /// The program's channels reach the peers' input or output: it runs on
-  /// the executor's registered staging buffers (Executor.h), never on the
-  /// caller's, so it is the out-of-place variant even for an in-place call.
+  /// Plan::stagedByStdlib: it runs on the executor's registered staging
+  /// buffers (Executor.h), never on the caller's, so it is the out-of-place
+  /// variant even for an in-place call.
   bool staged = false;
 };
 
