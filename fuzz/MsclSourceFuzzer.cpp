@@ -40,7 +40,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   mlir::MLIRContext ctx(mlir::MLIRContext::Threading::DISABLED);
   ctx.getOrLoadDialect<mscl::MsclDialect>();
   ctx.printOpOnDiagnostic(false);
-  mscclc::fuzz::DiagnosticChecker diagnostics(ctx);
+  mscclc::fuzz::DiagnosticChecker diagnostics(ctx, /*requireLocations=*/true);
 
   // Named as a file of the stdlib, so `import "common.mscl"` resolves.
   llvm::SourceMgr sourceMgr;

@@ -1,4 +1,4 @@
-//===- BootstrapWire.h - The bootstrap's messages and their decoders -*- C++ -*-===//
+//===- BootstrapWire.h - Bootstrap messages, decoders ---------*- C++ -*-===//
 //
 // What the bootstrap (Bootstrap.h) sends over TCP and how a receiver reads
 // it, apart from the sockets: every byte read from the network passes
