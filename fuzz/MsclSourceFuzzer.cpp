@@ -2,9 +2,9 @@
 //
 // Each input is the text of an .mscl file. It goes through what
 // `mscclc --emit=mlir` runs: parsing (with imports), name checks,
-// evaluation, MLIRGen, the optimisation passes and the static proof.
-// Rejections are fine; crashes, hangs, leaks, sanitizer reports and errors
-// without a source location (FuzzDiagnostics.h) are findings.
+// evaluation, MLIRGen, the optimisation passes, the static proof and the
+// printer. Rejections are fine; crashes, hangs, leaks, sanitizer reports
+// and errors without a source location (FuzzDiagnostics.h) are findings.
 //
 // The rank count comes from the input's size (kRanks[size % 5]), so one
 // corpus covers one rank, odd counts and larger communicators while each
@@ -24,6 +24,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -50,10 +51,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
           MSCCLC_FUZZ_IMPORT_DIR "/fuzz-input.mscl"),
       llvm::SMLoc());
 
+  // As `--emit=mlir`, the checked module is printed.
   bool failed = true;
   if (std::unique_ptr<mscclc::ast::Module> module =
-          mscclc::parseProgram(sourceMgr, ctx))
-    failed = !mscclc::compileModule(*module, options, ctx);
+          mscclc::parseProgram(sourceMgr, ctx)) {
+    if (mlir::OwningOpRef<mlir::ModuleOp> ir =
+            mscclc::compileModule(*module, options, ctx)) {
+      ir->print(llvm::nulls());
+      failed = false;
+    }
+  }
   diagnostics.check(failed);
   return 0;
 }
