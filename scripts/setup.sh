@@ -33,6 +33,9 @@ else
   # The lit tests compiling generated HIP (test/Backend/examples-hip-*):
   # ROCm 5.2's hipcc for gfx90a, LLVM 22's clang and lld for gfx942.
   PACKAGES+=(hipcc libamdhip64-dev rocm-device-libs clang-22 lld-22)
+  # The smoke fuzz of scripts/test.sh: libFuzzer and the sanitizer
+  # runtimes of clang 22 (only recommended by clang-22).
+  PACKAGES+=(libclang-rt-22-dev)
 fi
 if [ -n "${MSCCLC_FMT_INCLUDE_DIR:-}" ]; then
   [ -f "$MSCCLC_FMT_INCLUDE_DIR/fmt/format.h" ] || { echo "MSCCLC_FMT_INCLUDE_DIR=$MSCCLC_FMT_INCLUDE_DIR has no fmt/format.h" >&2; exit 1; }

@@ -1,8 +1,17 @@
 #!/usr/bin/env bash
 # Sets up and builds mscclc, then runs every test suite through ctest.
-# GPU tests (label `gpu`) skip themselves where no GPU is present.
+# GPU tests (label `gpu`) skip themselves where no GPU is present. Then
+# the smoke fuzz.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 echo "== running tests"
 ctest --test-dir build --output-on-failure -j "${MSCCLC_JOBS:-$(nproc)}"
+# A short run of every fuzz target (docs/testing.md, about 7 minutes with
+# its instrumented build): a crash, hang or leak fails the run. It needs
+# the compiler's sources built with clang, so not on runtime-only hosts;
+# MSCCLC_SKIP_FUZZ=1 leaves it out.
+if [ -z "${MSCCLC_COMPILER:-}" ] && [ "${MSCCLC_SKIP_FUZZ:-0}" != 1 ]; then
+  echo "== smoke fuzzing"
+  scripts/fuzz.sh --smoke
+fi
