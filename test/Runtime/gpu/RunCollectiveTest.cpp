@@ -29,6 +29,7 @@
 
 #include <cmath>
 #include <functional>
+#include <iterator>
 #include <random>
 
 using namespace gputest;
@@ -62,6 +63,18 @@ bool rooted(mscclcCollective_t c) {
   return c == mscclcCollBroadcast || c == mscclcCollReduce ||
          c == mscclcCollGather || c == mscclcCollScatter;
 }
+const mscclcCollective_t kCollectives[] = {
+    mscclcCollAllReduce, mscclcCollAllGather, mscclcCollReduceScatter,
+    mscclcCollBroadcast, mscclcCollReduce,    mscclcCollAllToAll,
+    mscclcCollGather,    mscclcCollScatter};
+const DType kTypes[] = {DType::F32, DType::F16, DType::BF16, DType::I32};
+const mscclcRedOp_t kOps[] = {mscclcSum, mscclcProd, mscclcMin, mscclcMax, mscclcAvg};
+
+/// Whether the reference in doubles is exact: int32 products overflow.
+bool exactReference(DType t, mscclcRedOp_t op) {
+  return !(t == DType::I32 && op == mscclcProd);
+}
+
 size_t sendElems(mscclcCollective_t c, int n, size_t count) {
   return c == mscclcCollReduceScatter || c == mscclcCollAllToAll ||
                  c == mscclcCollScatter
@@ -394,24 +407,49 @@ void runRepeated(mscclcCollective_t coll, size_t count, bool inPlace, int calls,
   tally(what, err, bad, counts);
 }
 
+/// The matrix of the file comment.
+std::vector<Case> matrixCases(const Options &o, int n) {
+  std::vector<Case> cases;
+  std::vector<size_t> small = {1, 3, 1000};
+  std::vector<size_t> large = {65537, (size_t(1) << 20) + 3, size_t(4) << 20};
+  if (!o.quick)
+    large.push_back(size_t(16) << 20);
+  for (mscclcCollective_t c : kCollectives)
+    for (int inPlace = 0; inPlace < 2; ++inPlace)
+      for (int root : {0, n - 1}) {
+        if (!rooted(c) && root != 0)
+          continue;
+        for (DType t : kTypes)
+          for (mscclcRedOp_t op : kOps) {
+            if (!reduces(c) && op != mscclcSum)
+              continue;
+            if (!exactReference(t, op))
+              continue;
+            for (size_t count : small)
+              cases.push_back({c, t, op, count, bool(inPlace), root});
+          }
+        for (DType t : {DType::F32, DType::BF16})
+          for (size_t count : large) {
+            size_t bytes = std::max(sendElems(c, n, count), recvElems(c, n, count)) * sizeOf(t);
+            if (bytes <= o.maxBytes)
+              cases.push_back({c, t, mscclcSum, count, bool(inPlace), root});
+          }
+      }
+  return cases;
+}
+
 /// `count` random calls (see --soak): a reproducible sequence per seed.
 std::vector<Case> randomCases(int count, uint64_t seed, int n, size_t maxBytes) {
   std::mt19937_64 rng(seed);
-  const mscclcCollective_t colls[] = {
-      mscclcCollAllReduce, mscclcCollAllGather, mscclcCollReduceScatter,
-      mscclcCollBroadcast, mscclcCollReduce,    mscclcCollAllToAll,
-      mscclcCollGather,    mscclcCollScatter};
-  const DType types[] = {DType::F32, DType::F16, DType::BF16, DType::I32};
-  const mscclcRedOp_t ops[] = {mscclcSum, mscclcProd, mscclcMin, mscclcMax, mscclcAvg};
   auto pick = [&](size_t choices) { return size_t(rng() % choices); };
   std::vector<Case> cases;
   while (int(cases.size()) < count) {
     Case k;
-    k.coll = colls[pick(8)];
-    k.type = types[pick(4)];
-    k.op = reduces(k.coll) ? ops[pick(5)] : mscclcSum;
-    if (k.type == DType::I32 && k.op == mscclcProd)
-      continue; // overflows: the reference in doubles is not exact
+    k.coll = kCollectives[pick(std::size(kCollectives))];
+    k.type = kTypes[pick(std::size(kTypes))];
+    k.op = reduces(k.coll) ? kOps[pick(std::size(kOps))] : mscclcSum;
+    if (!exactReference(k.type, k.op))
+      continue;
     k.inPlace = pick(2) == 1;
     k.root = rooted(k.coll) ? int(pick(size_t(n))) : 0;
     // Log-uniform bytes of the larger buffer, 1 element up to maxBytes.
@@ -476,45 +514,14 @@ int main(int argc, char **argv) {
       for (int inPlace = 0; inPlace < 2; ++inPlace)
         runRepeated(c, 1000, inPlace, 64, false, layout, comms, streams, &counts);
   }
-  std::vector<Case> cases;
-  const mscclcCollective_t colls[] = {
-      mscclcCollAllReduce, mscclcCollAllGather, mscclcCollReduceScatter,
-      mscclcCollBroadcast, mscclcCollReduce,    mscclcCollAllToAll,
-      mscclcCollGather,    mscclcCollScatter};
-  const DType types[] = {DType::F32, DType::F16, DType::BF16, DType::I32};
-  const mscclcRedOp_t ops[] = {mscclcSum, mscclcProd, mscclcMin, mscclcMax, mscclcAvg};
-  std::vector<size_t> small = {1, 3, 1000};
-  std::vector<size_t> large = {65537, (size_t(1) << 20) + 3, size_t(4) << 20};
-  if (!o.quick)
-    large.push_back(size_t(16) << 20);
-  for (mscclcCollective_t c : colls)
-    for (int inPlace = 0; inPlace < 2; ++inPlace)
-      for (int root : {0, n - 1}) {
-        if (!rooted(c) && root != 0)
-          continue;
-        for (DType t : types)
-          for (mscclcRedOp_t op : ops) {
-            if (!reduces(c) && op != mscclcSum)
-              continue;
-            if (t == DType::I32 && op == mscclcProd)
-              continue; // overflows: the reference in doubles is not exact
-            for (size_t count : small)
-              cases.push_back({c, t, op, count, bool(inPlace), root});
-          }
-        for (DType t : {DType::F32, DType::BF16})
-          for (size_t count : large) {
-            size_t bytes = std::max(sendElems(c, n, count), recvElems(c, n, count)) * sizeOf(t);
-            if (bytes <= o.maxBytes)
-              cases.push_back({c, t, mscclcSum, count, bool(inPlace), root});
-          }
-      }
   if (o.soak > 0) {
-    cases = randomCases(o.soak, o.seed, n, size_t(4) << 20);
+    std::vector<Case> cases = randomCases(o.soak, o.seed, n, size_t(4) << 20);
     printf("%d ranks on %d GPU(s), soak of %zu random calls (seed %llu)\n", n,
            layout.gpus, cases.size(), static_cast<unsigned long long>(o.seed));
     for (const Case &k : cases)
       runCase(k, layout, comms, streams, &counts);
   } else if (!o.epochWrap) {
+    std::vector<Case> cases = matrixCases(o, n);
     printf("%d ranks on %d GPU(s), %zu cases\n", n, layout.gpus, cases.size());
     for (const Case &k : cases)
       runCase(k, layout, comms, streams, &counts);
