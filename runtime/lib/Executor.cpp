@@ -469,8 +469,7 @@ Status Executor::retireScratch() {
 
   ScratchGeneration old;
   old.scratch = scratch_;
-  old.bytes = scratchBytes_;
-  layout_ = {};
+  old.bytes = layout_.total();
   old.peerScratch = std::move(peerScratch_);
   old.contexts = takeContexts(false);
   for (auto &c : takeContexts(true))
@@ -481,7 +480,7 @@ Status Executor::retireScratch() {
   keptScratch_.push_back(std::move(old));
   peerScratch_.clear();
   scratch_ = nullptr;
-  scratchBytes_ = 0;
+  layout_ = {};
   scratchCaptured_ = false;
   last_ = nullptr;
   if (!idle)
@@ -512,12 +511,11 @@ Status Executor::ensureScratch(uint64_t count) {
   grown.output = part(need.output, layout_.output);
   if (scratch_)
     MSCCLC_TRY(retireScratch());
-  layout_ = grown;
   uint64_t bytes = grown.total();
   MSCCLC_CUDA_CHECK(cudaMalloc(&scratch_, bytes));
   // LL flags start at 0 and launches use flags >= 1.
   MSCCLC_TRY(zeroDevice(scratch_, bytes));
-  scratchBytes_ = bytes;
+  layout_ = grown; // only once the memory is there
   MSCCLC_TRY(comm_.exchange({scratch_}, &peerScratch_)
                  .context("exchanging scratch buffers"));
   MSCCLC_LOG(Debug, "rank {}: scratch of {} is {} bytes", comm_.rank(),
@@ -811,10 +809,9 @@ Status Executor::launch(const void *input, void *output, uint64_t count,
   args.abortFlag = comm_.abortFlag();
   args.timeoutNs = timeoutNs_;
 
-  // A graph that holds this launch holds its scratch and tables.
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  MSCCLC_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
-  if (capture != cudaStreamCaptureStatusNone) {
+  // A graph that holds this launch holds its scratch and tables (prepare()
+  // read the capture status of this stream).
+  if (capturing_) {
     ctx->captured = true;
     scratchCaptured_ = true;
   }
@@ -944,7 +941,7 @@ Status Executor::reset() {
   MSCCLC_CUDA_CHECK(cudaMemset(waitCounters_, 0, slots * sizeof(mscclc_u64)));
   MSCCLC_CUDA_CHECK(cudaMemset(error_, 0, sizeof(MscclcErrorRecord)));
   if (scratch_)
-    MSCCLC_CUDA_CHECK(cudaMemset(scratch_, 0, scratchBytes_));
+    MSCCLC_CUDA_CHECK(cudaMemset(scratch_, 0, layout_.total()));
   // LL flags restart with the epochs: graphs replay on kept scratch too.
   for (const ScratchGeneration &g : keptScratch_)
     MSCCLC_CUDA_CHECK(cudaMemset(g.scratch, 0, g.bytes));

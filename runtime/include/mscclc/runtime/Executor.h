@@ -82,7 +82,7 @@ public:
   Status prepare(const void *input, void *output, uint64_t count,
                  cudaStream_t stream);
   /// Enqueues the kernel (and the avg scaling). prepare() must have run for
-  /// these arguments.
+  /// these arguments, stream included.
   Status launch(const void *input, void *output, uint64_t count,
                 cudaStream_t stream);
   /// Waits for `stream`, reads the error record and the proxy's errors.
@@ -194,8 +194,7 @@ private:
   MscclcErrorRecord *error_ = nullptr;
 
   void *scratch_ = nullptr;
-  uint64_t scratchBytes_ = 0;
-  ScratchLayout layout_; ///< capacities of scratch_'s parts
+  ScratchLayout layout_; ///< capacities of scratch_'s parts (total: its size)
   std::vector<std::vector<PeerPointer>> peerScratch_;
 
   // Port channels.
