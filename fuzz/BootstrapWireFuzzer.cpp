@@ -7,13 +7,15 @@
 // hello. Every decoder must return a value or an error: no crash, no
 // out-of-bounds access, no allocation out of proportion to the input.
 //
-// Hellos carry the nonce below; libFuzzer's comparison tracing finds it
-// (and the magic) from the seeds that fuzz/collect-seeds.sh writes.
+// Hellos carry the nonce and the secret below; libFuzzer's comparison
+// tracing finds them (and the magic) from the seeds that
+// fuzz/collect-seeds.sh writes.
 //
 //===----------------------------------------------------------------------===//
 
 #include "mscclc/runtime/BootstrapWire.h"
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -25,6 +27,17 @@ namespace {
 
 constexpr uint64_t kNonce = 0x0123456789abcdefull;
 
+/// The bytes 0, 1, ..., 31 (as in fuzz/collect-seeds.sh).
+const uint8_t *secret() {
+  static const auto bytes = [] {
+    std::array<uint8_t, kSecretBytes> b;
+    for (size_t i = 0; i < b.size(); ++i)
+      b[i] = uint8_t(i);
+    return b;
+  }();
+  return bytes.data();
+}
+
 void decodeId(const uint8_t *data, size_t size) {
   UniqueId id{};
   memcpy(id.bytes, data, size < sizeof(id.bytes) ? size : sizeof(id.bytes));
@@ -34,10 +47,10 @@ void decodeId(const uint8_t *data, size_t size) {
 
 /// Hellos until the roster is complete or fails, as the root reads them.
 void serveHellos(const uint8_t *data, size_t size) {
-  RootRoster roster(kNonce);
+  RootRoster roster(kNonce, secret());
   while (size > 0 && !roster.complete()) {
     size_t frame = size < sizeof(Hello) ? size : sizeof(Hello);
-    bool stray = false;
+    const char *stray = nullptr;
     int rank = -1;
     if (!roster.add(data, frame, &stray, &rank).isOk())
       return;
@@ -75,7 +88,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     decodeAnswer(data + 1, size - 1);
     break;
   default:
-    (void)isRingHelloFrom(data + 1, size - 1, kNonce, 3);
+    (void)checkRingHello(data + 1, size - 1, kNonce, secret(), 3);
     break;
   }
   return 0;

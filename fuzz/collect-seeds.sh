@@ -42,21 +42,23 @@ if [ -n "$MSCCLC" ]; then
 fi
 
 # The structs of runtime/include/mscclc/runtime/BootstrapWire.h, for 4 ranks
-# on 127.0.0.1; the nonce is BootstrapWireFuzzer's.
+# on 127.0.0.1; the nonce and the secret are BootstrapWireFuzzer's.
 python3 - "$OUT/bootstrap-wire" <<'PY'
 import socket, struct, sys
 out = sys.argv[1]
-magic, nonce = 0x4d534343, 0x0123456789abcdef
+magic, version, nonce = 0x4d534343, 2, 0x0123456789abcdef
+secret = bytes(range(32))
 def addr(port, family=socket.AF_INET):
     return struct.pack('<HH16s', family, socket.htons(port),
                        socket.inet_aton('127.0.0.1'))
 seeds = {
-    'id': b'\0' + struct.pack('<IIQI', magic, 1, nonce, 1) + addr(29500),
+    'id': b'\0' + struct.pack('<IIQI', magic, version, nonce, 1) +
+          addr(29500) + secret,
     'hellos': b'\1' + b''.join(struct.pack('<IIQI', magic, r, nonce, 4) +
-                               addr(40000 + r) for r in range(4)),
+                               addr(40000 + r) + secret for r in range(4)),
     'answer': b'\2' + bytes([4 + 8]) +
               b''.join(addr(40000 + r) for r in range(4)),
-    'ring': b'\3' + struct.pack('<IIQ', magic, 3, nonce),
+    'ring': b'\3' + struct.pack('<IIQ', magic, 3, nonce) + secret,
 }
 for name, data in seeds.items():
     open(f'{out}/{name}', 'wb').write(data)

@@ -8,21 +8,26 @@
 
 #include "mscclc/runtime/Bootstrap.h"
 #include "mscclc/runtime/BootstrapWire.h"
+#include "mscclc/runtime/Hash.h"
 #include "mscclc/runtime/Log.h"
 
 #include <arpa/inet.h>
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <fcntl.h>
+#include <functional>
 #include <ifaddrs.h>
+#include <mutex>
 #include <net/if.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <random>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <thread>
 #include <unistd.h>
@@ -304,55 +309,148 @@ Status connectTo(const WireAddr &addr, Clock::time_point deadline, Fd *out) {
   }
 }
 
-Status acceptFrom(int listener, Clock::time_point deadline, const char *what,
-                  Fd *out) {
-  for (;;) {
-    int fd = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
-    if (fd >= 0) {
-      Fd owned(fd);
-      MSCCLC_TRY(setNonBlocking(fd));
-      *out = std::move(owned);
-      return Status::ok();
+/// The peer of a connected socket, for logs.
+std::string peerOf(int fd) {
+  sockaddr_storage ss;
+  socklen_t len = sizeof(ss);
+  if (getpeername(fd, reinterpret_cast<sockaddr *>(&ss), &len) < 0)
+    return "an unknown peer";
+  return describe(fromSockaddr(reinterpret_cast<sockaddr *>(&ss)));
+}
+
+/// Connections whose opening frame has not all come yet: at most this
+/// many at once (a flood of connections costs bounded memory; the oldest
+/// makes room for a new one).
+constexpr size_t kMaxPendingConnections = 64;
+
+/// What to do with a connection's complete opening frame: keep the
+/// connection (move it out of `conn`) or leave it to be closed; set *done
+/// when nothing more is awaited. An error ends the wait.
+using FrameHandler = std::function<Status(
+    Fd &conn, const char *frame, const std::string &peer, bool *done)>;
+
+struct PendingConn {
+  Fd fd;
+  std::string peer;
+  Clock::time_point due;
+  size_t got = 0;
+  char frame[sizeof(Hello)];
+};
+
+/// Takes connections on `listener` and reads the `frameBytes`-byte frame
+/// each opens with, from many connections at once, until `onFrame` says
+/// done or the deadline passes. A peer that sends less, or nothing, is
+/// dropped after a few seconds of its own (at most 10) without holding up
+/// the others; one that closes early, at once. Only `frameBytes` bytes are
+/// read from anyone: whatever else a peer sends is never buffered.
+Status serveFirstFrames(int listener, size_t frameBytes,
+                        Clock::time_point deadline, const char *who,
+                        const char *what, const FrameHandler &onFrame) {
+  auto perPeer = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(std::min(10.0, bootstrapTimeoutSeconds())));
+  std::deque<PendingConn> pending;
+  auto drop = [&](size_t i, const std::string &why) {
+    MSCCLC_LOG(Warn,
+               "{}: dropped a connection from {}: {} after {} of the {} "
+               "bytes of a hello",
+               who, pending[i].peer, why, pending[i].got, frameBytes);
+    pending.erase(pending.begin() + std::ptrdiff_t(i));
+  };
+  bool done = false;
+  while (!done) {
+    Clock::time_point now = Clock::now();
+    for (size_t i = pending.size(); i-- > 0;)
+      if (pending[i].due <= now)
+        drop(i, "it went silent");
+    if (remainingMs(deadline) == 0)
+      return Status(Code::Timeout,
+                    fmt::format("bootstrap timed out {} (after {:.0f} s; "
+                                "raise MSCCLC_BOOTSTRAP_TIMEOUT?)",
+                                what, bootstrapTimeoutSeconds()));
+    Clock::time_point wake = deadline;
+    std::vector<pollfd> fds{{listener, POLLIN, 0}};
+    for (PendingConn &p : pending) {
+      fds.push_back({p.fd.get(), POLLIN, 0});
+      wake = std::min(wake, p.due);
     }
-    if (errno == EINTR || errno == ECONNABORTED)
+    int r = poll(fds.data(), nfds_t(fds.size()), remainingMs(wake) + 1);
+    if (r < 0 && errno != EINTR)
+      return errnoStatus("poll");
+    if (r <= 0)
       continue;
-    if (errno != EAGAIN && errno != EWOULDBLOCK)
-      return errnoStatus("accept");
-    MSCCLC_TRY(waitFd(listener, POLLIN, deadline, what));
+    // Frames first (fds[i + 1] is pending[i]'s), from the back, so that
+    // erasing keeps the indices still to come right.
+    for (size_t i = pending.size(); i-- > 0 && !done;) {
+      if (!fds[i + 1].revents)
+        continue;
+      PendingConn &p = pending[i];
+      ssize_t n = ::recv(p.fd.get(), p.frame + p.got, frameBytes - p.got, 0);
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        continue;
+      if (n <= 0) {
+        drop(i, n == 0 ? "it closed the connection" : strerror(errno));
+        continue;
+      }
+      p.got += size_t(n);
+      if (p.got < frameBytes)
+        continue;
+      PendingConn whole = std::move(p);
+      pending.erase(pending.begin() + std::ptrdiff_t(i));
+      MSCCLC_TRY(onFrame(whole.fd, whole.frame, whole.peer, &done));
+    }
+    // One new connection per round: the frames that came in meanwhile are
+    // read between two accepts, so a flood of connections cannot push a
+    // rank's out before its hello is read.
+    if (!done && fds[0].revents) {
+      int fd = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd < 0) {
+        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
+            errno != ECONNABORTED)
+          return errnoStatus("accept");
+        continue;
+      }
+      PendingConn p;
+      p.fd = Fd(fd);
+      MSCCLC_TRY(setNonBlocking(fd));
+      p.peer = peerOf(fd);
+      p.due = Clock::now() + perPeer;
+      if (pending.size() == kMaxPendingConnections)
+        drop(0, fmt::format("{} newer connections came", pending.size()));
+      pending.push_back(std::move(p));
+    }
   }
+  return Status::ok();
 }
 
 /// The root: collects one Hello per rank, answers with all addresses.
-Status serveRoot(Fd listener, uint64_t nonce) {
+Status serveRoot(Fd listener, uint64_t nonce,
+                 const std::array<uint8_t, kSecretBytes> &secret) {
   // Longer than the ranks' deadline: a waiting rank reports the time-out
   // itself instead of seeing the root hang up.
   Clock::time_point deadline =
       deadlineFromNow() + std::chrono::duration_cast<Clock::duration>(
                               std::chrono::duration<double>(
                                   bootstrapTimeoutSeconds()));
-  RootRoster roster(nonce);
+  RootRoster roster(nonce, secret.data());
   std::vector<Fd> conns;
-  while (!roster.complete()) {
-    Fd conn;
-    MSCCLC_TRY(acceptFrom(listener.get(), deadline,
-                          "waiting for ranks at the root", &conn));
-    Hello hello;
-    // A short deadline per hello: a stray client must not stall the root.
-    auto helloDeadline = std::min<Clock::time_point>(
-        deadline, Clock::now() + std::chrono::seconds(10));
-    bool stray = !recvAll(conn.get(), &hello, sizeof(hello), helloDeadline,
-                          "from a rank at the root")
-                      .isOk();
-    int rank = -1;
-    if (!stray)
-      MSCCLC_TRY(roster.add(&hello, sizeof(hello), &stray, &rank));
-    if (stray) {
-      MSCCLC_LOG(Warn, "bootstrap root: dropped a connection with a bad hello");
-      continue;
-    }
-    conns.resize(size_t(roster.nranks()));
-    conns[size_t(rank)] = std::move(conn);
-  }
+  MSCCLC_TRY(serveFirstFrames(
+      listener.get(), sizeof(Hello), deadline, "bootstrap root",
+      "waiting for ranks at the root",
+      [&](Fd &conn, const char *frame, const std::string &peer, bool *done) {
+        const char *stray = nullptr;
+        int rank = -1;
+        MSCCLC_TRY(roster.add(frame, sizeof(Hello), &stray, &rank)
+                       .context(fmt::format("the hello from {}", peer)));
+        if (stray) {
+          MSCCLC_LOG(Warn, "bootstrap root: dropped a connection from {}: {}",
+                     peer, stray);
+          return Status::ok();
+        }
+        conns.resize(size_t(roster.nranks()));
+        conns[size_t(rank)] = std::move(conn);
+        *done = roster.complete();
+        return Status::ok();
+      }));
   const std::vector<WireAddr> &addrs = roster.addresses();
   for (Fd &conn : conns)
     MSCCLC_TRY(sendAll(conn.get(), addrs.data(),
@@ -362,19 +460,85 @@ Status serveRoot(Fd listener, uint64_t nonce) {
   return Status::ok();
 }
 
-void startRootThread(Fd listener, uint64_t nonce) {
-  std::thread([l = std::move(listener), nonce]() mutable {
-    Status s = serveRoot(std::move(l), nonce);
+void startRootThread(Fd listener, const IdLayout &id) {
+  std::array<uint8_t, kSecretBytes> secret;
+  memcpy(secret.data(), id.secret, kSecretBytes);
+  std::thread([l = std::move(listener), nonce = id.nonce, secret]() mutable {
+    Status s = serveRoot(std::move(l), nonce, secret);
     if (!s.isOk())
       MSCCLC_LOG(Error, "bootstrap root: {}", s.message());
   }).detach();
 }
 
-uint64_t randomNonce() {
-  std::random_device rd;
-  uint64_t n = (uint64_t(rd()) << 32) ^ rd();
-  n ^= uint64_t(Clock::now().time_since_epoch().count());
-  return n ? n : 1;
+/// `size` bytes from the kernel's random source (getrandom, else
+/// /dev/urandom where the kernel lacks it).
+Status randomBytes(void *out, size_t size) {
+  auto *p = static_cast<char *>(out);
+  size_t got = 0;
+  while (got < size) {
+    ssize_t n = getrandom(p + got, size - got, 0);
+    if (n > 0) {
+      got += size_t(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0 && errno == ENOSYS)
+      break;
+    return errnoStatus("getrandom");
+  }
+  if (got == size)
+    return Status::ok();
+  Fd dev(::open("/dev/urandom", O_RDONLY | O_CLOEXEC));
+  if (dev.get() < 0)
+    return errnoStatus("no random source: getrandom is missing, and opening "
+                       "/dev/urandom");
+  while (got < size) {
+    ssize_t n = ::read(dev.get(), p + got, size - got);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return errnoStatus("reading /dev/urandom");
+    got += size_t(n);
+  }
+  return Status::ok();
+}
+
+/// The shortest MSCCLC_BOOTSTRAP_SECRET taken: 32 characters hold 128
+/// random bits as hex digits.
+constexpr size_t kMinEnvSecretChars = 32;
+
+/// The secret of an id made from an address: the SHA-256 of the address
+/// and MSCCLC_BOOTSTRAP_SECRET, so every rank given the same variable
+/// derives it, and a secret seen on the wire of one root gives away neither
+/// the variable nor another root's secret. Without the variable it follows
+/// from the address alone: anyone who reaches the root can join, which is
+/// said once per process.
+Status addressSecret(const WireAddr &root, uint8_t out[kSecretBytes]) {
+  const char *env = getenv("MSCCLC_BOOTSTRAP_SECRET");
+  Sha256 h;
+  h.field("mscclc bootstrap secret v2");
+  h.field(describe(root));
+  if (env && *env) {
+    size_t length = strlen(env);
+    if (length < kMinEnvSecretChars)
+      return invalidArgument(fmt::format(
+          "MSCCLC_BOOTSTRAP_SECRET has {} characters, at least {} expected "
+          "(128 random bits, e.g. from `openssl rand -hex 16`)",
+          length, kMinEnvSecretChars));
+    h.field(std::string(env, length));
+  } else {
+    static std::once_flag warned;
+    std::call_once(warned, [&] {
+      MSCCLC_LOG(Warn,
+                 "bootstrap: MSCCLC_BOOTSTRAP_SECRET is not set: any process "
+                 "that reaches {} can join the communicator (have the "
+                 "launcher set it to the same random value on every rank)",
+                 describe(root));
+    });
+  }
+  h.digest(out);
+  return Status::ok();
 }
 
 /// MSCCLC_BOOTSTRAP_ADDR, else the first up non-loopback IPv4 address, else
@@ -464,6 +628,7 @@ Status uniqueIdFromAddress(const std::string &hostPort, UniqueId *id) {
     l.nonce = (l.nonce ^ b) * 0x100000001b3ull;
   l.flags = kFlagRank0HostsRoot;
   l.root = w;
+  MSCCLC_TRY(addressSecret(w, l.secret));
   memcpy(id->bytes, &l, sizeof(l));
   return Status::ok();
 }
@@ -481,11 +646,12 @@ Status createUniqueId(UniqueId *id) {
   IdLayout l{};
   l.magic = kMagic;
   l.version = kVersion;
-  l.nonce = randomNonce();
+  MSCCLC_TRY(randomBytes(&l.nonce, sizeof(l.nonce)));
+  MSCCLC_TRY(randomBytes(l.secret, sizeof(l.secret)));
   l.root = bound;
   memcpy(id->bytes, &l, sizeof(l));
   MSCCLC_LOG(Info, "bootstrap root listening at {}", describe(bound));
-  startRootThread(std::move(listener), l.nonce);
+  startRootThread(std::move(listener), l);
   return Status::ok();
 }
 
@@ -503,7 +669,7 @@ Status Bootstrap::create(const UniqueId &id, int rank, int nranks,
     WireAddr bound;
     MSCCLC_TRY(listenOn(l.root, &listener, &bound)
                    .context("rank 0 hosting the bootstrap root"));
-    startRootThread(std::move(listener), l.nonce);
+    startRootThread(std::move(listener), l);
   }
 
   std::unique_ptr<Bootstrap> b(new Bootstrap(rank, nranks));
@@ -523,7 +689,8 @@ Status Bootstrap::create(const UniqueId &id, int rank, int nranks,
   WireAddr bound;
   MSCCLC_TRY(listenOn(mine, &listener, &bound));
 
-  Hello hello{kMagic, uint32_t(rank), l.nonce, uint32_t(nranks), bound};
+  Hello hello{kMagic, uint32_t(rank), l.nonce, uint32_t(nranks), bound, {}};
+  memcpy(hello.secret, l.secret, kSecretBytes);
   MSCCLC_TRY(sendAll(root.get(), &hello, sizeof(hello), deadline,
                      "hello to the root"));
   std::vector<char> answer(size_t(nranks) * sizeof(WireAddr));
@@ -536,24 +703,29 @@ Status Bootstrap::create(const UniqueId &id, int rank, int nranks,
   if (nranks > 1) {
     Fd next;
     MSCCLC_TRY(connectTo(addrs[size_t((rank + 1) % nranks)], deadline, &next));
-    RingHello rh{kMagic, uint32_t(rank), l.nonce};
+    RingHello rh{kMagic, uint32_t(rank), l.nonce, {}};
+    memcpy(rh.secret, l.secret, kSecretBytes);
     MSCCLC_TRY(sendAll(next.get(), &rh, sizeof(rh), deadline,
                        "hello to the next rank"));
     int expected = (rank + nranks - 1) % nranks;
-    for (;;) {
-      Fd prev;
-      MSCCLC_TRY(acceptFrom(listener.get(), deadline,
-                            "waiting for the previous rank", &prev));
-      RingHello got;
-      if (recvAll(prev.get(), &got, sizeof(got), deadline,
-                  "hello from the previous rank")
-              .isOk() &&
-          isRingHelloFrom(&got, sizeof(got), l.nonce, expected)) {
-        b->prev_ = prev.release();
-        break;
-      }
-      MSCCLC_LOG(Warn, "bootstrap rank {}: dropped a stray connection", rank);
-    }
+    std::string who = fmt::format("bootstrap rank {}", rank);
+    Fd prev;
+    MSCCLC_TRY(serveFirstFrames(
+        listener.get(), sizeof(RingHello), deadline, who.c_str(),
+        "waiting for the previous rank",
+        [&](Fd &conn, const char *frame, const std::string &peer,
+            bool *done) {
+          if (const char *stray = checkRingHello(frame, sizeof(RingHello),
+                                                 l.nonce, l.secret, expected)) {
+            MSCCLC_LOG(Warn, "{}: dropped a connection from {}: {}", who,
+                       peer, stray);
+            return Status::ok();
+          }
+          prev = std::move(conn);
+          *done = true;
+          return Status::ok();
+        }));
+    b->prev_ = prev.release();
     b->next_ = next.release();
   }
   MSCCLC_LOG(Debug, "bootstrap rank {}/{} connected", rank, nranks);

@@ -31,14 +31,37 @@ Status decodeUniqueId(const UniqueId &id, IdLayout *out) {
   return checkAddress(out->root).context("the unique id's root address");
 }
 
-Status RootRoster::add(const void *frame, size_t size, bool *stray,
+bool secretsEqual(const uint8_t *a, const uint8_t *b) {
+  // Every byte is compared, whatever came before; volatile keeps the
+  // compiler from turning the loop into one that stops at a difference.
+  volatile uint8_t diff = 0;
+  for (size_t i = 0; i < kSecretBytes; ++i)
+    diff = uint8_t(diff | (a[i] ^ b[i]));
+  return diff == 0;
+}
+
+RootRoster::RootRoster(uint64_t nonce, const uint8_t secret[kSecretBytes])
+    : nonce_(nonce) {
+  memcpy(secret_, secret, kSecretBytes);
+}
+
+Status RootRoster::add(const void *frame, size_t size, const char **stray,
                        int *rank) {
   Hello hello;
-  *stray = size != sizeof(hello);
-  if (*stray)
+  *stray = nullptr;
+  if (size != sizeof(hello)) {
+    *stray = "a frame of the wrong size";
     return Status::ok();
+  }
   memcpy(&hello, frame, sizeof(hello));
-  *stray = hello.magic != kMagic || hello.nonce != nonce_;
+  // The secret first: nothing else in the frame means anything without it.
+  if (hello.magic != kMagic)
+    *stray = "not an mscclc hello (bad magic)";
+  else if (!secretsEqual(hello.secret, secret_))
+    *stray = "a wrong secret (another communicator's process, a stale one, "
+             "or a different MSCCLC_BOOTSTRAP_SECRET?)";
+  else if (hello.nonce != nonce_)
+    *stray = "another communicator's nonce";
   if (*stray)
     return Status::ok();
   auto conflict = [&](const char *why) {
@@ -85,14 +108,21 @@ Status decodeAddresses(const void *bytes, size_t size, int nranks,
   return Status::ok();
 }
 
-bool isRingHelloFrom(const void *frame, size_t size, uint64_t nonce,
-                     int expected) {
+const char *checkRingHello(const void *frame, size_t size, uint64_t nonce,
+                           const uint8_t secret[kSecretBytes], int expected) {
   RingHello hello;
-  if (size != sizeof(hello) || expected < 0)
-    return false;
+  if (size != sizeof(hello))
+    return "a frame of the wrong size";
   memcpy(&hello, frame, sizeof(hello));
-  return hello.magic == kMagic && hello.nonce == nonce &&
-         hello.rank == uint32_t(expected);
+  if (hello.magic != kMagic)
+    return "not an mscclc ring hello (bad magic)";
+  if (!secretsEqual(hello.secret, secret))
+    return "a wrong secret (another communicator's process, or a stale one?)";
+  if (hello.nonce != nonce)
+    return "another communicator's nonce";
+  if (expected < 0 || hello.rank != uint32_t(expected))
+    return "a hello from another rank than the previous one";
+  return nullptr;
 }
 
 } // namespace mscclc::rt::wire

@@ -73,7 +73,7 @@ void Sha256::field(const std::string &s) {
   update(s);
 }
 
-std::string Sha256::hexDigest() {
+void Sha256::digest(uint8_t out[32]) {
   uint64_t bits = total_ * 8;
   uint8_t pad = 0x80;
   update(&pad, 1);
@@ -84,11 +84,20 @@ std::string Sha256::hexDigest() {
   for (int i = 0; i < 8; ++i)
     len[i] = uint8_t(bits >> (56 - 8 * i));
   update(len, 8);
+  for (int w = 0; w < 8; ++w)
+    for (int i = 0; i < 4; ++i)
+      out[4 * w + i] = uint8_t(h_[w] >> (24 - 8 * i));
+}
+
+std::string Sha256::hexDigest() {
+  uint8_t bytes[32];
+  digest(bytes);
   static const char *hex = "0123456789abcdef";
   std::string out;
-  for (uint32_t v : h_)
-    for (int i = 28; i >= 0; i -= 4)
-      out += hex[(v >> i) & 0xf];
+  for (uint8_t b : bytes) {
+    out += hex[b >> 4];
+    out += hex[b & 0xf];
+  }
   return out;
 }
 

@@ -101,7 +101,8 @@ int mscclcGetVersion(void); /* MAJOR*10000 + MINOR*100 + PATCH */
 /* Starts a bootstrap root in this process (or names MSCCLC_COMM_ID's). */
 mscclcResult_t mscclcGetUniqueId(mscclcUniqueId *id);
 /* Builds the id of a root that rank 0 hosts at "host:port" (torchrun's
- * MASTER_ADDR/MASTER_PORT): every rank computes it without communication. */
+ * MASTER_ADDR/MASTER_PORT): every rank computes it without communication.
+ * Its secret comes from MSCCLC_BOOTSTRAP_SECRET, set alike on every rank. */
 mscclcResult_t mscclcUniqueIdFromAddress(mscclcUniqueId *id,
                                          const char *hostPort);
 /* One process per GPU: collective over `nranks` ranks, on the current device. */

@@ -1,18 +1,22 @@
 //===- Bootstrap.h - TCP rendezvous among the ranks -----------*- C++ -*-===//
 //
 // A communicator starts from a 128-byte unique id naming a root address and
-// port. Every rank connects to the root and tells it where it listens; the
-// root answers with every rank's address and leaves; the ranks then form a
-// TCP ring that carries all-gathers and barriers for setting up channels.
+// port and holding a secret. Every rank connects to the root and tells it
+// where it listens; the root answers with every rank's address and leaves;
+// the ranks then form a TCP ring that carries all-gathers and barriers for
+// setting up channels. Every connection opens with the secret: the root and
+// the ranks drop those that lack it (BootstrapWire.h).
 //
 // Two ways to get the id:
 //  - createUniqueId(): starts the root in a thread of the calling process
 //    (bound to MSCCLC_BOOTSTRAP_ADDR, else the first non-loopback IPv4
-//    interface, else 127.0.0.1) and encodes its address; pass the 128 bytes
-//    to the other ranks yourself (MPI_Bcast, a file, torch.distributed).
+//    interface, else 127.0.0.1) and encodes its address and a random
+//    secret; pass the 128 bytes to the other ranks yourself (MPI_Bcast, a
+//    file, torch.distributed).
 //  - uniqueIdFromAddress("host:port"): every rank builds the same id from a
 //    well-known address (torchrun's MASTER_ADDR, MSCCLC_COMM_ID); rank 0
-//    hosts the root there during its init.
+//    hosts the root there during its init. The secret is derived from
+//    MSCCLC_BOOTSTRAP_SECRET, which the launcher sets alike on every rank.
 //
 // Every wait has a deadline (MSCCLC_BOOTSTRAP_TIMEOUT seconds, default 120):
 // a rank that never comes turns into an error, not a hang.

@@ -1,7 +1,8 @@
 //===- Hash.h - SHA-256 for cache keys ------------------------*- C++ -*-===//
 //
 // The kernel cache names each entry by the SHA-256 of everything that can
-// change the binary; a weak hash would let two sources share a cubin.
+// change the binary; a weak hash would let two sources share a cubin. The
+// bootstrap derives an address id's secret from the launcher's with it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +22,8 @@ public:
   void update(const std::string &s) { update(s.data(), s.size()); }
   /// Adds a length-prefixed field so ("ab","c") and ("a","bc") differ.
   void field(const std::string &s);
+  /// The 32 bytes of the digest; ends the hash.
+  void digest(uint8_t out[32]);
   /// The digest as 64 lowercase hex characters; ends the hash.
   std::string hexDigest();
 
