@@ -9,6 +9,7 @@
 #include "mscclc/runtime/Bootstrap.h"
 #include "mscclc/runtime/BootstrapWire.h"
 #include "mscclc/runtime/Hash.h"
+#include "mscclc/runtime/Interfaces.h"
 #include "mscclc/runtime/Log.h"
 
 #include <arpa/inet.h>
@@ -20,9 +21,7 @@
 #include <deque>
 #include <fcntl.h>
 #include <functional>
-#include <ifaddrs.h>
 #include <mutex>
-#include <net/if.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -541,12 +540,12 @@ Status addressSecret(const WireAddr &root, uint8_t out[kSecretBytes]) {
   return Status::ok();
 }
 
-/// MSCCLC_BOOTSTRAP_ADDR, else the first up non-loopback IPv4 address, else
-/// the loopback.
+/// MSCCLC_BOOTSTRAP_ADDR, else the interface MSCCLC_SOCKET_IFNAME (or
+/// NCCL_SOCKET_IFNAME, or the default rule) picks (Interfaces.h).
 Status defaultRootAddr(WireAddr *out) {
   WireAddr w{};
-  w.family = AF_INET;
   if (const char *env = getenv("MSCCLC_BOOTSTRAP_ADDR"); env && *env) {
+    w.family = AF_INET;
     if (inet_pton(AF_INET, env, w.addr) == 1) {
       *out = w;
       return Status::ok();
@@ -559,23 +558,24 @@ Status defaultRootAddr(WireAddr *out) {
     return invalidArgument(fmt::format(
         "MSCCLC_BOOTSTRAP_ADDR='{}' is not a numeric IPv4/IPv6 address", env));
   }
-  in_addr loop;
-  inet_pton(AF_INET, "127.0.0.1", &loop);
-  memcpy(w.addr, &loop, 4);
-  ifaddrs *list = nullptr;
-  if (getifaddrs(&list) == 0) {
-    for (ifaddrs *i = list; i; i = i->ifa_next) {
-      if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET)
-        continue;
-      if (!(i->ifa_flags & IFF_UP) || (i->ifa_flags & IFF_LOOPBACK))
-        continue;
-      memcpy(w.addr, &reinterpret_cast<sockaddr_in *>(i->ifa_addr)->sin_addr,
-             4);
-      break;
-    }
-    freeifaddrs(list);
-  }
-  *out = w;
+  const char *variable = nullptr;
+  const char *spec = socketIfnameSpec(&variable);
+  return chooseListenAddress(spec, variable, out);
+}
+
+/// Where a rank listens for the ring: on the interface MSCCLC_SOCKET_IFNAME
+/// (or NCCL_SOCKET_IFNAME) picks, else on the one that reaches the root.
+Status rankListenAddr(int rootConn, WireAddr *out) {
+  const char *variable = nullptr;
+  if (const char *spec = socketIfnameSpec(&variable))
+    return chooseListenAddress(spec, variable, out);
+  sockaddr_storage local;
+  socklen_t localLen = sizeof(local);
+  if (getsockname(rootConn, reinterpret_cast<sockaddr *>(&local), &localLen) <
+      0)
+    return errnoStatus("getsockname");
+  *out = fromSockaddr(reinterpret_cast<sockaddr *>(&local));
+  out->port = 0;
   return Status::ok();
 }
 
@@ -677,14 +677,8 @@ Status Bootstrap::create(const UniqueId &id, int rank, int nranks,
 
   Fd root;
   MSCCLC_TRY(connectTo(l.root, deadline, &root));
-  // Listen on the interface that reaches the root.
-  sockaddr_storage local;
-  socklen_t localLen = sizeof(local);
-  if (getsockname(root.get(), reinterpret_cast<sockaddr *>(&local),
-                  &localLen) < 0)
-    return errnoStatus("getsockname");
-  WireAddr mine = fromSockaddr(reinterpret_cast<sockaddr *>(&local));
-  mine.port = 0;
+  WireAddr mine;
+  MSCCLC_TRY(rankListenAddr(root.get(), &mine));
   Fd listener;
   WireAddr bound;
   MSCCLC_TRY(listenOn(mine, &listener, &bound));

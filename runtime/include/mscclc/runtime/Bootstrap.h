@@ -9,8 +9,9 @@
 //
 // Two ways to get the id:
 //  - createUniqueId(): starts the root in a thread of the calling process
-//    (bound to MSCCLC_BOOTSTRAP_ADDR, else the first non-loopback IPv4
-//    interface, else 127.0.0.1) and encodes its address and a random
+//    (bound to MSCCLC_BOOTSTRAP_ADDR, else the interface that
+//    MSCCLC_SOCKET_IFNAME or NCCL_SOCKET_IFNAME picks, else one that is
+//    not lo or docker*: Interfaces.h) and encodes its address and a random
 //    secret; pass the 128 bytes to the other ranks yourself (MPI_Bcast, a
 //    file, torch.distributed).
 //  - uniqueIdFromAddress("host:port"): every rank builds the same id from a
