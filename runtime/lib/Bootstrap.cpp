@@ -469,40 +469,6 @@ void startRootThread(Fd listener, const IdLayout &id) {
   }).detach();
 }
 
-/// `size` bytes from the kernel's random source (getrandom, else
-/// /dev/urandom where the kernel lacks it).
-Status randomBytes(void *out, size_t size) {
-  auto *p = static_cast<char *>(out);
-  size_t got = 0;
-  while (got < size) {
-    ssize_t n = getrandom(p + got, size - got, 0);
-    if (n > 0) {
-      got += size_t(n);
-      continue;
-    }
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0 && errno == ENOSYS)
-      break;
-    return errnoStatus("getrandom");
-  }
-  if (got == size)
-    return Status::ok();
-  Fd dev(::open("/dev/urandom", O_RDONLY | O_CLOEXEC));
-  if (dev.get() < 0)
-    return errnoStatus("no random source: getrandom is missing, and opening "
-                       "/dev/urandom");
-  while (got < size) {
-    ssize_t n = ::read(dev.get(), p + got, size - got);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return errnoStatus("reading /dev/urandom");
-    got += size_t(n);
-  }
-  return Status::ok();
-}
-
 /// The shortest MSCCLC_BOOTSTRAP_SECRET taken: 32 characters hold 128
 /// random bits as hex digits.
 constexpr size_t kMinEnvSecretChars = 32;
@@ -580,6 +546,38 @@ Status rankListenAddr(int rootConn, WireAddr *out) {
 }
 
 } // namespace
+
+Status randomBytes(void *out, size_t size) {
+  auto *p = static_cast<char *>(out);
+  size_t got = 0;
+  while (got < size) {
+    ssize_t n = getrandom(p + got, size - got, 0);
+    if (n > 0) {
+      got += size_t(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0 && errno == ENOSYS)
+      break;
+    return errnoStatus("getrandom");
+  }
+  if (got == size)
+    return Status::ok();
+  Fd dev(::open("/dev/urandom", O_RDONLY | O_CLOEXEC));
+  if (dev.get() < 0)
+    return errnoStatus("no random source: getrandom is missing, and opening "
+                       "/dev/urandom");
+  while (got < size) {
+    ssize_t n = ::read(dev.get(), p + got, size - got);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return errnoStatus("reading /dev/urandom");
+    got += size_t(n);
+  }
+  return Status::ok();
+}
 
 double bootstrapTimeoutSeconds() {
   // Read on every call (setup only): tests and tools may change it.

@@ -1,7 +1,10 @@
 //===- FdPassing.cpp - File descriptors over abstract Unix sockets -------===//
 
 #include "mscclc/runtime/FdPassing.h"
+#include "mscclc/runtime/BootstrapWire.h"
+#include "mscclc/runtime/Log.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -52,6 +55,37 @@ Status errnoStatus(const char *what, const std::string &name) {
       fmt::format("{} on socket '{}': {}", what, name, strerror(errno)));
 }
 
+static_assert(sizeof(FdToken::bytes) == wire::kSecretBytes,
+              "tokens compare as bootstrap secrets");
+
+/// Reads a token from a new connection, waiting at most `ms`: whether it
+/// came whole and is `token`.
+bool presentsToken(int conn, const FdToken &token, int ms) {
+  auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  FdToken got;
+  size_t have = 0;
+  while (have < sizeof(got.bytes)) {
+    int left = int(std::chrono::duration_cast<std::chrono::milliseconds>(
+                       deadline - std::chrono::steady_clock::now())
+                       .count());
+    pollfd p = {conn, POLLIN, 0};
+    int ready = left > 0 ? ::poll(&p, 1, left) : 0;
+    if (ready < 0 && errno == EINTR)
+      continue;
+    if (ready <= 0)
+      return false;
+    ssize_t n = ::recv(conn, got.bytes + have, sizeof(got.bytes) - have,
+                       MSG_DONTWAIT);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+      continue;
+    if (n <= 0)
+      return false;
+    have += size_t(n);
+  }
+  return wire::secretsEqual(got.bytes, token.bytes);
+}
+
 } // namespace
 
 Status FdServer::listen(const std::string &name,
@@ -77,7 +111,8 @@ FdServer::~FdServer() {
     ::close(socket_);
 }
 
-Status FdServer::serve(int fd, int clients, int timeoutMs) {
+Status FdServer::serve(int fd, int clients, const FdToken &token,
+                       int timeoutMs) {
   auto deadline = std::chrono::steady_clock::now() +
                   std::chrono::milliseconds(timeoutMs);
   for (int served = 0; served < clients; ++served) {
@@ -98,6 +133,20 @@ Status FdServer::serve(int fd, int clients, int timeoutMs) {
     int conn = ::accept4(socket_, nullptr, nullptr, SOCK_CLOEXEC);
     if (conn < 0)
       return errnoStatus("accept", name_);
+    // A client sends its token as soon as it connects: a second is plenty,
+    // and bounds what a silent stranger costs.
+    if (!presentsToken(conn, token, std::min(left, 1000))) {
+      ucred peer{};
+      socklen_t len = sizeof(peer);
+      getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &peer, &len);
+      MSCCLC_LOG(Warn,
+                 "socket '{}': dropped a connection from process {} (user "
+                 "{}) without the token",
+                 name_, int(peer.pid), unsigned(peer.uid));
+      ::close(conn);
+      --served;
+      continue;
+    }
     FdMessage m;
     cmsghdr *c = CMSG_FIRSTHDR(&m.msg);
     c->cmsg_level = SOL_SOCKET;
@@ -115,7 +164,8 @@ Status FdServer::serve(int fd, int clients, int timeoutMs) {
   return Status::ok();
 }
 
-Status receiveFd(const std::string &name, int timeoutMs, int *fd) {
+Status receiveFd(const std::string &name, const FdToken &token, int timeoutMs,
+                 int *fd) {
   sockaddr_un addr;
   socklen_t len = 0;
   MSCCLC_TRY(abstractAddress(name, &addr, &len));
@@ -138,6 +188,12 @@ Status receiveFd(const std::string &name, int timeoutMs, int *fd) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
+  if (::send(sock, token.bytes, sizeof(token.bytes), MSG_NOSIGNAL) !=
+      ssize_t(sizeof(token.bytes))) {
+    Status s = errnoStatus("sending the token", name);
+    ::close(sock);
+    return s;
+  }
   int left = int(std::chrono::duration_cast<std::chrono::milliseconds>(
                      deadline - std::chrono::steady_clock::now())
                      .count());
@@ -151,6 +207,11 @@ Status receiveFd(const std::string &name, int timeoutMs, int *fd) {
   ssize_t got = ::recvmsg(sock, &m.msg, MSG_CMSG_CLOEXEC);
   int err = errno;
   ::close(sock);
+  if (got == 0)
+    return systemError(fmt::format(
+        "socket '{}': the server closed the connection without a descriptor "
+        "(is the token wrong?)",
+        name));
   cmsghdr *c = got == 1 ? CMSG_FIRSTHDR(&m.msg) : nullptr;
   if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
       c->cmsg_len != CMSG_LEN(sizeof(int))) {

@@ -83,6 +83,7 @@ struct BindRecord {
   int32_t fd = -1;     ///< the creator's exported object (in its process)
   int32_t reserved2 = 0;
   char socket[64] = {};
+  FdToken token = {}; ///< what the socket's clients present
   char error[192] = {};
 };
 
@@ -387,6 +388,7 @@ Status bindMulticast(Bootstrap &bootstrap, int device,
         return Status::ok();
       snprintf(created.socket, sizeof(created.socket), "mscclc-mc-%d-%d",
                int(getpid()), serial++);
+      MSCCLC_TRY(randomBytes(created.token.bytes, sizeof(created.token.bytes)));
       return FdServer::listen(created.socket, &server);
     }();
     note(created, s);
@@ -402,13 +404,13 @@ Status bindMulticast(Bootstrap &bootstrap, int device,
   BindRecord imported;
   if (me == root) {
     if (server)
-      note(imported, server->serve(exported, remote, 60000));
+      note(imported, server->serve(exported, remote, created.token, 60000));
   } else if (member) {
     Status s = [&]() -> Status {
       int fd = fromRoot.fd; // valid here when we share the root's process
       bool received = pids[size_t(me)] != pids[size_t(root)];
       if (received)
-        MSCCLC_TRY(receiveFd(fromRoot.socket, 60000, &fd));
+        MSCCLC_TRY(receiveFd(fromRoot.socket, fromRoot.token, 60000, &fd));
       Status got = driver.importFd(fd, &region->handle_);
       if (received)
         close(fd);

@@ -54,6 +54,10 @@ std::string describeUniqueId(const UniqueId &id);
 /// Seconds every bootstrap wait may take (MSCCLC_BOOTSTRAP_TIMEOUT).
 double bootstrapTimeoutSeconds();
 
+/// Fills `size` bytes from the kernel's random source (getrandom, else
+/// /dev/urandom where the kernel lacks it): secrets and tokens.
+Status randomBytes(void *out, size_t size);
+
 class Bootstrap {
 public:
   /// Joins the rendezvous as `rank` of `nranks`; blocks until all ranks came.

@@ -6,16 +6,28 @@
 // abstract socket name (no file in the file system, gone when closed);
 // every client connects and receives one copy of the descriptor.
 //
+// Any process of the host's network namespace can connect to an abstract
+// socket (they have no permissions, and /proc/net/unix lists them), so a
+// client first presents a random token that reached it over the
+// (authenticated) bootstrap: a stranger gets no descriptor, and does not
+// use up a client's turn.
+//
 //===----------------------------------------------------------------------===//
 #ifndef MSCCLC_RUNTIME_FDPASSING_H
 #define MSCCLC_RUNTIME_FDPASSING_H
 
 #include "mscclc/runtime/Status.h"
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
 namespace mscclc::rt {
+
+/// What a client presents to get the descriptor (randomBytes fills it).
+struct FdToken {
+  uint8_t bytes[32];
+};
 
 class FdServer {
 public:
@@ -25,9 +37,11 @@ public:
   FdServer(const FdServer &) = delete;
   FdServer &operator=(const FdServer &) = delete;
 
-  /// Sends `fd` to each of the next `clients` connections; fails when they
-  /// have not all connected within `timeoutMs`.
-  Status serve(int fd, int clients, int timeoutMs);
+  /// Sends `fd` to each of the next `clients` connections that present
+  /// `token`; fails when they have not all come within `timeoutMs`. A
+  /// connection with another token, or none within a second, is closed
+  /// (and logged) without the descriptor.
+  Status serve(int fd, int clients, const FdToken &token, int timeoutMs);
 
 private:
   FdServer() = default;
@@ -35,9 +49,10 @@ private:
   std::string name_;
 };
 
-/// Connects to the server `name` (retrying until `timeoutMs`) and receives
-/// its descriptor into *fd (the caller closes it).
-Status receiveFd(const std::string &name, int timeoutMs, int *fd);
+/// Connects to the server `name` (retrying until `timeoutMs`), presents
+/// `token` and receives its descriptor into *fd (the caller closes it).
+Status receiveFd(const std::string &name, const FdToken &token, int timeoutMs,
+                 int *fd);
 
 } // namespace mscclc::rt
 
