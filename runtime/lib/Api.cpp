@@ -89,6 +89,7 @@ const char *redopName(mscclcRedOp_t op) {
   case mscclcMin: return "min";
   case mscclcMax: return "max";
   case mscclcAvg: return "avg";
+  case mscclcPreMulSum: return "premulsum";
   }
   return nullptr;
 }
@@ -140,6 +141,8 @@ struct RunArgs {
   /// On the executor's staging buffers (the kernel never sees send and
   /// recv together, so they may alias in NCCL's in-place layouts).
   bool staged = false;
+  /// op == mscclcPreMulSum: the scalar (its host value copied at the call).
+  PreMulScalar scalar;
 };
 
 Program *unwrap(mscclcProgram_t p) { return p ? p->program.get() : nullptr; }
@@ -184,7 +187,8 @@ Status doRun(const RunArgs &a) {
     return Status::ok();
   Executor *ex = nullptr;
   MSCCLC_TRY(prepareRun(a, &ex));
-  return ex->launch(a.send, a.recv, a.count, a.stream);
+  return ex->launch(a.send, a.recv, a.count, a.stream,
+                    a.op == mscclcPreMulSum ? &a.scalar : nullptr);
 }
 
 thread_local int groupDepth = 0;
@@ -614,11 +618,14 @@ mscclcResult_t mscclcCollectiveAlgorithm(mscclcComm_t comm,
   return result(Status::ok());
 }
 
-mscclcResult_t mscclcRunCollective(mscclcComm_t comm, mscclcCollective_t coll,
-                                   const void *sendbuff, void *recvbuff,
-                                   size_t count, mscclcDataType_t dtype,
-                                   mscclcRedOp_t op, int root,
-                                   cudaStream_t stream) {
+/// mscclcRunCollective and mscclcRunCollectivePreMulSum (`scalar` set for
+/// mscclcPreMulSum only).
+static mscclcResult_t runCollective(mscclcComm_t comm, mscclcCollective_t coll,
+                                    const void *sendbuff, void *recvbuff,
+                                    size_t count, mscclcDataType_t dtype,
+                                    mscclcRedOp_t op, int root,
+                                    cudaStream_t stream,
+                                    const PreMulScalar *scalar) {
   API_CHECK(comm, "comm must not be NULL");
   API_CHECK(int(coll) >= 0 && int(coll) < kNumCollectives,
             fmt::format("unknown collective {}", int(coll)));
@@ -664,6 +671,8 @@ mscclcResult_t mscclcRunCollective(mscclcComm_t comm, mscclcCollective_t coll,
     return fail(s);
   RunArgs a{choice->program, comm, progSend, progRecv, count, dtype,
             collectiveReduces(c) ? op : mscclcSum, stream};
+  if (scalar)
+    a.scalar = *scalar;
   if (choice->staged) {
     // The out-of-place variant, on NCCL's own pointers: the kernel writes
     // the staging, and the copy after it lands where recvbuff says.
@@ -691,6 +700,39 @@ mscclcResult_t mscclcRunCollective(mscclcComm_t comm, mscclcCollective_t coll,
     return result(Status::ok());
   }
   return result(doRun(a));
+}
+
+mscclcResult_t mscclcRunCollective(mscclcComm_t comm, mscclcCollective_t coll,
+                                   const void *sendbuff, void *recvbuff,
+                                   size_t count, mscclcDataType_t dtype,
+                                   mscclcRedOp_t op, int root,
+                                   cudaStream_t stream) {
+  API_CHECK(op != mscclcPreMulSum,
+            "mscclcPreMulSum needs its scalar: call "
+            "mscclcRunCollectivePreMulSum");
+  return runCollective(comm, coll, sendbuff, recvbuff, count, dtype, op, root,
+                       stream, nullptr);
+}
+
+mscclcResult_t mscclcRunCollectivePreMulSum(
+    mscclcComm_t comm, mscclcCollective_t coll, const void *sendbuff,
+    void *recvbuff, size_t count, mscclcDataType_t dtype, const void *scalar,
+    int scalarOnDevice, int root, cudaStream_t stream) {
+  API_CHECK(int(coll) >= 0 && int(coll) < kNumCollectives,
+            fmt::format("unknown collective {}", int(coll)));
+  API_CHECK(collectiveReduces(Collective(int(coll))),
+            fmt::format("PreMulSum: {} does not reduce",
+                        collectiveName(Collective(int(coll)))));
+  API_CHECK(scalar, "scalar must not be NULL");
+  const char *d = dtypeName(dtype);
+  API_CHECK(d, fmt::format("unknown data type {}", int(dtype)));
+  PreMulScalar s;
+  if (scalarOnDevice)
+    s.device = scalar;
+  else
+    memcpy(&s.hostBits, scalar, dtypeSize(d)); // little-endian: low bytes
+  return runCollective(comm, coll, sendbuff, recvbuff, count, dtype,
+                       mscclcPreMulSum, root, stream, &s);
 }
 
 mscclcResult_t mscclcMemAlloc(void **ptr, size_t bytes) {

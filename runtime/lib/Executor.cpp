@@ -5,6 +5,7 @@
 
 #include "mscclc/device/Layout.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <set>
@@ -50,6 +51,12 @@ const char *errName(uint32_t code) {
   }
 }
 
+/// Blocks of 512 threads for a grid-stride loop over n elements (the scale
+/// and premul kernels): enough to fill the GPU, at least one.
+unsigned gridFor(unsigned long long n) {
+  return unsigned(std::clamp<unsigned long long>((n + 511) / 512, 1, 1024));
+}
+
 } // namespace
 
 size_t maxContexts() {
@@ -87,10 +94,11 @@ Executor::Executor(Communicator &comm, Program &program, std::string dtype,
         peerOutput_ |= c.peerOutput;
       }
   needPeerUser_ = peerInput_ || peerOutput_;
-  staged_ = stageUserBuffers && plan_.stagedByStdlib();
+  premul_ = redop_ == "premulsum";
+  staged_ = stageUserBuffers && (plan_.stagedByStdlib() || premul_);
   // With port channels both are staged: the proxy's copies then always
   // read and write the same buffers, so one context serves every call.
-  stageIn_ = staged_ && (peerInput_ || plan_.usesPortChannels);
+  stageIn_ = staged_ && (peerInput_ || plan_.usesPortChannels || premul_);
   stageOut_ = staged_ && (peerOutput_ || plan_.usesPortChannels);
   timeoutNs_ = kernelTimeoutNs();
 }
@@ -145,8 +153,13 @@ Status Executor::init() {
   DeviceGuard guard(comm_.device());
   std::string cubin;
   bool avg = redop_ == "avg";
-  MSCCLC_TRY(program_.cubin(comm_.arch(), dtype_, avg ? "sum" : redop_,
-                            comm_.rank(), &cubin));
+  if (premul_ && !staged_)
+    return invalidArgument(fmt::format(
+        "program {}: premulsum runs through mscclcRunCollectivePreMulSum",
+        plan_.name));
+  MSCCLC_TRY(program_.cubin(comm_.arch(), dtype_,
+                            avg || premul_ ? "sum" : redop_, comm_.rank(),
+                            &cubin));
   MSCCLC_TRY(module_.load(comm_.device(), cubin));
   MSCCLC_TRY(module_.function(rankPlan_.kernel, &kernel_));
   if (avg) {
@@ -154,6 +167,13 @@ Status Executor::init() {
       return invalidArgument(
           fmt::format("program {} has no scale kernel for avg", plan_.name));
     MSCCLC_TRY(module_.function(plan_.scaleKernel, &scaleKernel_));
+  }
+  if (premul_) {
+    if (plan_.premulKernel.empty())
+      return invalidArgument(fmt::format(
+          "program {} has no premul kernel (compiled by an older mscclc)",
+          plan_.name));
+    MSCCLC_TRY(module_.function(plan_.premulKernel, &premulKernel_));
   }
   MSCCLC_TRY(checkDeviceFit());
 
@@ -764,7 +784,7 @@ Status Executor::bindSwitchChannels(const void *input, void *output,
 }
 
 Status Executor::launch(const void *input, void *output, uint64_t count,
-                        cudaStream_t stream) {
+                        cudaStream_t stream, const PreMulScalar *scalar) {
   if (comm_.aborted())
     return invalidArgument(fmt::format("rank {}'s communicator was aborted: "
                                        "destroy it",
@@ -779,10 +799,23 @@ Status Executor::launch(const void *input, void *output, uint64_t count,
   MSCCLC_TRY(contextFor(kernelIn, kernelOut, &ctx));
   bool root = comm_.rank() == plan_.root;
   DeviceGuard guard(comm_.device());
-  if (kernelIn != input && (root || !plan_.inputAtRootOnly()))
+  if (premul_ && !scalar)
+    return invalidArgument("a premulsum launch needs its scalar");
+  if (premul_) {
+    void *dst = const_cast<void *>(kernelIn);
+    unsigned long long n = plan_.inputElems(count);
+    const void *deviceScalar = scalar->device;
+    unsigned long long hostBits = scalar->hostBits;
+    void *pparams[] = {&dst, &input, &n, &deviceScalar, &hostBits};
+    MSCCLC_CUDA_CHECK(api->launchKernel(premulKernel_, gridFor(n), 1, 1, 512,
+                                        1, 1, 0,
+                                        reinterpret_cast<CUstream>(stream),
+                                        pparams, nullptr));
+  } else if (kernelIn != input && (root || !plan_.inputAtRootOnly())) {
     MSCCLC_CUDA_CHECK(cudaMemcpyAsync(const_cast<void *>(kernelIn), input,
                                       plan_.inputElems(count) * elemSize_,
                                       cudaMemcpyDeviceToDevice, stream));
+  }
 
   MscclcKernelArgs args;
   memset(&args, 0, sizeof(args));
@@ -828,10 +861,7 @@ Status Executor::launch(const void *input, void *output, uint64_t count,
     void *buf = static_cast<char *>(kernelOut) +
                 plan_.resultOffset(comm_.rank(), count) * elemSize_;
     void *sparams[] = {&buf, &n, &factor};
-    unsigned grid = unsigned(std::min<unsigned long long>((n + 511) / 512, 1024));
-    if (grid == 0)
-      grid = 1;
-    MSCCLC_CUDA_CHECK(api->launchKernel(scaleKernel_, grid, 1, 1, 512, 1, 1, 0,
+    MSCCLC_CUDA_CHECK(api->launchKernel(scaleKernel_, gridFor(n), 1, 1, 512, 1, 1, 0,
                                         reinterpret_cast<CUstream>(stream),
                                         sparams, nullptr));
   }

@@ -175,7 +175,8 @@ bool parseArch(const std::string &s, int *out) {
 bool isKnownDtype(const std::string &d) { return dtypeSize(d) != 0; }
 
 bool isKnownOp(const std::string &o) {
-  return o == "sum" || o == "prod" || o == "min" || o == "max" || o == "avg";
+  return o == "sum" || o == "prod" || o == "min" || o == "max" || o == "avg" ||
+         o == "premulsum";
 }
 
 Status parseStrings(const json &obj, const char *key, const std::string &where,
@@ -532,6 +533,9 @@ Status SelectionTable::select(const SelectionQuery &q, Selection *out) const {
   if (collectiveRooted(q.collective) && (q.root < 0 || q.root >= q.nranks))
     return invalidArgument(
         fmt::format("root {} is not a rank of {}", q.root, q.nranks));
+  if (q.nranks == 1 && q.op == "premulsum" && collectiveReduces(q.collective))
+    return unsupported("premulsum on one rank scales the input: no stdlib "
+                       "program serves one rank");
   if (q.nranks == 1) {
     // Every collective of one rank is a copy (in place: nothing); sum,
     // prod, min, max and avg of one value are that value.

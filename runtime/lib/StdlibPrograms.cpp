@@ -387,7 +387,8 @@ Status stdlibResolve(StdlibState &state, const SelectionQuery &q,
   if (!c.selection.builtinCopy() && q.count > 0) {
     MSCCLC_TRY(stdlibProgram(state, q, c.selection, &c.program));
     MSCCLC_TRY(fitBlockLimit(state, q, limit, &c));
-    c.staged = c.program->plan().stagedByStdlib();
+    // premulsum scales the input into the staging on the way in.
+    c.staged = c.program->plan().stagedByStdlib() || q.op == "premulsum";
     if (c.staged && q.inPlace) {
       SelectionQuery outOfPlace = q;
       outOfPlace.inPlace = false;

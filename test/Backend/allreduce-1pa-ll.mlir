@@ -28,11 +28,19 @@
 // CHECK: endBlock(ctx, args);
 // CHECK-LABEL: mscclc_allreduce_1pa_rank1(
 // CHECK: extern "C" __global__ void mscclc_allreduce_1pa_scale(void *buf, unsigned long long n, double factor)
+// CHECK: extern "C" __global__ void mscclc_allreduce_1pa_premul(void *dst, const void *src, unsigned long long n,
+// CHECK-NEXT: const void *deviceScalar, unsigned long long hostScalarBits) {
+// CHECK-NEXT: premulBuffer(dst, src, n, deviceScalar, hostScalarBits);
 
 // PLAN: "format": "mscclc-plan",
 // PLAN: "name": "allreduce_1pa",
 // PLAN: "collective": "allreduce",
 // PLAN: "ranks": 2,
+// PLAN: "redops": [
+// PLAN: "avg",
+// PLAN-NEXT: "premulsum"
+// PLAN: "scaleKernel": "mscclc_allreduce_1pa_scale",
+// PLAN-NEXT: "premulKernel": "mscclc_allreduce_1pa_premul",
 // PLAN: "scratch": [
 // PLAN-NEXT: {
 // PLAN-NEXT: "name": "recv",

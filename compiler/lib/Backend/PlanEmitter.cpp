@@ -77,10 +77,11 @@ void writePlan(const ProgramInfo &info, llvm::raw_ostream &os,
         j.value("avg");
         return;
       }
-      for (const char *op : {"sum", "prod", "min", "max", "avg"})
+      for (const char *op : {"sum", "prod", "min", "max", "avg", "premulsum"})
         j.value(op);
     });
     j.attribute("scaleKernel", scaleKernelName(info));
+    j.attribute("premulKernel", premulKernelName(info));
     j.attribute("usesPortChannels", info.usesPort);
     j.attribute("usesSwitchChannels", info.usesSwitch);
     j.attributeArray("scratch", [&] {

@@ -44,6 +44,10 @@ std::string scaleKernelName(const ProgramInfo &info) {
   return "mscclc_" + sanitize(info.name) + "_scale";
 }
 
+std::string premulKernelName(const ProgramInfo &info) {
+  return "mscclc_" + sanitize(info.name) + "_premul";
+}
+
 const BufferInfo *ProgramInfo::lookupBuffer(llvm::StringRef name) const {
   auto it = bufferIndex.find(name);
   return it == bufferIndex.end() ? nullptr : &buffers[it->second];

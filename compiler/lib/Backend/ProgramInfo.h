@@ -107,6 +107,8 @@ std::string sanitize(llvm::StringRef name);
 /// The kernel name of rank r and the avg scale kernel.
 std::string kernelName(const ProgramInfo &info, int64_t rank);
 std::string scaleKernelName(const ProgramInfo &info);
+/// The kernel that scales a rank's input by its PreMulSum scalar.
+std::string premulKernelName(const ProgramInfo &info);
 
 } // namespace backend
 } // namespace mscclc

@@ -135,6 +135,13 @@ LogicalResult writeKernels(const ProgramInfo &info, llvm::raw_ostream &out,
       << "extern \"C\" __global__ void " << scaleKernelName(info)
       << "(void *buf, unsigned long long n, double factor) {\n"
       << "  scaleBuffer(buf, n, factor);\n}\n";
+  out << "/// premulsum = this from the input into a staging copy (each rank's\n"
+      << "/// scalar: in device memory, else the bits of the host value), then\n"
+      << "/// sum.\n"
+      << "extern \"C\" __global__ void " << premulKernelName(info)
+      << "(void *dst, const void *src, unsigned long long n,\n"
+      << "    const void *deviceScalar, unsigned long long hostScalarBits) {\n"
+      << "  premulBuffer(dst, src, n, deviceScalar, hostScalarBits);\n}\n";
   return success();
 }
 

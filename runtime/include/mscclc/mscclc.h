@@ -69,6 +69,11 @@ typedef enum {
   mscclcMin = 2,
   mscclcMax = 3,
   mscclcAvg = 4,
+  /* NCCL's PreMulSum: the sum over ranks of each rank's input times that
+   * rank's scalar. Runs through mscclcRunCollectivePreMulSum, which takes
+   * the scalar; mscclcCollectiveSupported and mscclcCollectiveAlgorithm
+   * accept it. */
+  mscclcPreMulSum = 5,
 } mscclcRedOp_t;
 
 #define MSCCLC_UNIQUE_ID_BYTES 128
@@ -225,6 +230,18 @@ mscclcResult_t mscclcRunCollective(mscclcComm_t comm, mscclcCollective_t coll,
                                    size_t count, mscclcDataType_t dtype,
                                    mscclcRedOp_t op, int root,
                                    cudaStream_t stream);
+/* mscclcRunCollective with mscclcPreMulSum: every rank's input is multiplied
+ * by its own `scalar` (one element of `dtype`, in T's arithmetic) before the
+ * sum, in a kernel that copies the input into the executor's staging (so
+ * the collective runs on the staging, in or out of place). With
+ * scalarOnDevice = 1, `scalar` is device memory read when the call runs on
+ * the stream (CUDA graphs read it at every replay); with 0 it is host
+ * memory read now. Reducing collectives only (all-reduce, reduce,
+ * reduce-scatter); one rank is unsupported (no stdlib program serves it). */
+mscclcResult_t mscclcRunCollectivePreMulSum(
+    mscclcComm_t comm, mscclcCollective_t coll, const void *sendbuff,
+    void *recvbuff, size_t count, mscclcDataType_t dtype, const void *scalar,
+    int scalarOnDevice, int root, cudaStream_t stream);
 /* The most thread blocks a stdlib collective may launch per rank on this
  * communicator (0: no limit, the default), to leave SMs to the
  * application; the NCCL library passes ncclConfig_t.maxCTAs. The selection

@@ -21,6 +21,7 @@ thread_local int groupDepth = 0;
 thread_local std::vector<QueuedCall> queuedCalls;
 thread_local std::vector<ncclComm *> pendingInits;
 thread_local std::vector<std::thread> pendingTasks;
+thread_local std::vector<std::function<void()>> afterGroup;
 
 /// AlltoAll, Gather and Scatter over grouped sends and receives, for a
 /// fallback NCCL older than 2.28 (which lacks them).
@@ -64,13 +65,11 @@ Outcome runFallback(ncclComm *c, const CollectiveArgs &a, cudaStream_t s) {
   const RealNccl *n = c->realLib;
   ncclRedOp_t op = ncclRedOp_t(a.op);
   if (reduces(a.collective) && a.op >= ncclNumOps) {
-    std::lock_guard<std::mutex> lock(c->mutex);
-    auto it = c->ops.find(a.op);
-    if (it == c->ops.end() || !it->second.hasRealOp)
+    if (!a.premul.hasRealOp)
       return {ncclInternalError,
               fmt::format("{}: operator {} has no counterpart on the fallback "
                           "NCCL", describeCall(a), a.op)};
-    op = it->second.realOp;
+    op = ncclRedOp_t(a.premul.realOp);
   }
   ncclDataType_t t = ncclDataType_t(a.dtype);
   ncclComm_t rc = c->real;
@@ -153,18 +152,28 @@ struct NvtxRange {
 
 } // namespace
 
-ncclResult_t dispatch(const CollectiveArgs &a, ncclComm_t comm,
+ncclResult_t dispatch(const CollectiveArgs &call, ncclComm_t comm,
                       cudaStream_t stream) {
-  std::string fn = fmt::format("nccl{}", collectiveName(a.collective));
+  std::string fn = fmt::format("nccl{}", collectiveName(call.collective));
   NvtxRange range(fn.c_str());
   ncclComm *c = nullptr;
   Outcome o = lookupComm(comm, fn.c_str(), &c);
   if (!o.ok())
     return report(o);
+  CollectiveArgs a = call;
   bool opKnown = false;
   if (reduces(a.collective) && a.op >= ncclNumOps) {
     std::lock_guard<std::mutex> lock(c->mutex);
-    opKnown = c->ops.count(a.op) != 0;
+    auto it = c->ops.find(a.op);
+    opKnown = it != c->ops.end();
+    if (opKnown) {
+      const PreMulSumOp &op = it->second;
+      a.premul.set = true;
+      a.premul.deviceScalar = op.deviceScalar;
+      a.premul.hostScalar = op.hostScalar;
+      a.premul.hasRealOp = op.hasRealOp;
+      a.premul.realOp = int(op.realOp);
+    }
   }
   o = checkArguments(a, c->rank, c->nranks, opKnown);
   if (!o.ok())
@@ -206,6 +215,10 @@ void deferInit(ncclComm *c) { pendingInits.push_back(c); }
 
 void deferTask(std::thread t) { pendingTasks.push_back(std::move(t)); }
 
+void deferUntilGroupEnd(std::function<void()> fn) {
+  afterGroup.push_back(std::move(fn));
+}
+
 ncclResult_t groupStart() {
   ++groupDepth;
   return ncclSuccess;
@@ -224,6 +237,16 @@ ncclResult_t groupEnd(ncclSimInfo_t *simulate) {
                             "NCCL_SIM_INFO_INITIALIZER", fn));
   if (--groupDepth > 0)
     return ncclSuccess;
+  // What waited for the group's calls (fallback operators destroyed inside
+  // it) runs however the group ends.
+  struct RunAfterGroup {
+    std::vector<std::function<void()>> fns;
+    ~RunAfterGroup() {
+      for (auto &fn : fns)
+        fn();
+    }
+  } runAfterGroup;
+  runAfterGroup.fns.swap(afterGroup);
   std::vector<ncclComm *> inits;
   inits.swap(pendingInits);
   std::vector<QueuedCall> calls;

@@ -16,6 +16,9 @@
 #include "Comm.h"
 #include "Validate.h"
 
+#include <functional>
+#include <thread>
+
 namespace mscclc::nccl {
 
 ncclResult_t dispatch(const CollectiveArgs &args, ncclComm_t comm,
@@ -30,6 +33,8 @@ void deferInit(ncclComm *c);
 /// Makes the open group's ncclGroupEnd join `t` (a rank's part of a
 /// collective set-up step, e.g. a split that makes no communicator).
 void deferTask(std::thread t);
+/// Runs `fn` when the open group ends (after its calls were handed on).
+void deferUntilGroupEnd(std::function<void()> fn);
 
 } // namespace mscclc::nccl
 

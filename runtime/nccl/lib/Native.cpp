@@ -58,6 +58,14 @@ struct NativeCall {
   mscclcRedOp_t op;
 };
 
+/// The operator of a reducing call: a built-in one, or PreMulSum for an
+/// operator of ncclRedOpCreatePreMulSum (its scalar travels in the args).
+std::optional<mscclcRedOp_t> callOp(const CollectiveArgs &a) {
+  if (a.op >= ncclNumOps)
+    return a.premul.set ? std::optional(mscclcPreMulSum) : std::nullopt;
+  return mscclcOp(a.op);
+}
+
 bool toNative(const CollectiveArgs &a, NativeCall *out, std::string *why) {
   std::optional<int> coll = mscclcCollective(a.collective);
   if (!coll) {
@@ -66,14 +74,13 @@ bool toNative(const CollectiveArgs &a, NativeCall *out, std::string *why) {
   }
   std::optional<mscclcDataType_t> t = mscclcType(a.dtype);
   std::optional<mscclcRedOp_t> op =
-      reduces(a.collective) ? mscclcOp(a.op) : std::optional(mscclcSum);
+      reduces(a.collective) ? callOp(a) : std::optional(mscclcSum);
   if (!t) {
     *why = fmt::format("mscclc has no {} type", dtypeName(a.dtype));
     return false;
   }
   if (!op) {
-    // The scalar operand of PreMulSum does not reach mscclc's kernels yet.
-    *why = "PreMulSum operators run on the fallback NCCL";
+    *why = fmt::format("operator {} was not made on this communicator", a.op);
     return false;
   }
   *out = {mscclcCollective_t(*coll), *t, *op};
@@ -110,8 +117,15 @@ Outcome runNative(ncclComm *c, const CollectiveArgs &a, cudaStream_t stream,
   if (!toNative(a, &n, &why))
     return {ncclInternalError, why};
   rt::RelaxedCapture relaxed; // a first call's set-up, maybe during capture
-  mscclcResult_t r = mscclcRunCollective(c->native, n.coll, a.send, a.recv,
-                                         a.count, n.dtype, n.op, a.root, stream);
+  mscclcResult_t r =
+      n.op == mscclcPreMulSum
+          ? mscclcRunCollectivePreMulSum(
+                c->native, n.coll, a.send, a.recv, a.count, n.dtype,
+                a.premul.deviceScalar ? a.premul.deviceScalar
+                                      : a.premul.hostScalar.data(),
+                a.premul.deviceScalar ? 1 : 0, a.root, stream)
+          : mscclcRunCollective(c->native, n.coll, a.send, a.recv, a.count,
+                                n.dtype, n.op, a.root, stream);
   if (ranNothing)
     *ranNothing = r == mscclcUnsupported || r == mscclcCompileError;
   return fromMscclc(r, describeCall(a));

@@ -1,13 +1,17 @@
 //===- RedOps.cpp - PreMulSum operators made at run time -------------------===//
 //
 // An operator is an id of the communicator it was made on (ncclNumOps and
-// up), with its scalar. The fallback NCCL gets the same operator on its
-// communicator, so a call with it can fall back; mscclc's kernels do not
-// take the scalar yet, so PreMulSum calls always fall back (docs/nccl.md).
+// up), with its scalar. mscclc's stdlib runs it natively
+// (mscclcRunCollectivePreMulSum: each rank's input scaled into the staging);
+// the fallback NCCL gets the same operator on its communicator, so a call
+// with it can also fall back. A call takes the operator's scalar when it is
+// made, so an operator destroyed inside a group still serves the group's
+// calls; its fallback counterpart is destroyed when the group ends.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Comm.h"
+#include "Dispatch.h"
 #include "Exports.h"
 #include "Validate.h"
 
@@ -81,6 +85,15 @@ ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
     c->ops.erase(it);
   }
   if (gone.hasRealOp && c->real) {
+    if (inGroup()) {
+      // The group's fallback calls run at its end and need it till then.
+      ncclRedOp_t realOp = gone.realOp;
+      deferUntilGroupEnd([c, realOp] {
+        if (c->real)
+          (void)c->realLib->RedOpDestroy(realOp, c->real);
+      });
+      return ncclSuccess;
+    }
     ncclResult_t r = c->realLib->RedOpDestroy(gone.realOp, c->real);
     if (r != ncclSuccess)
       return failOnFallback(c, fn, r);

@@ -12,6 +12,8 @@
 
 #include "Route.h"
 
+#include <vector>
+
 namespace mscclc::nccl {
 
 /// Bytes of one element; 0 for values outside ncclDataType_t.
@@ -33,6 +35,16 @@ struct CollectiveArgs {
   int dtype = 0;
   int op = 0;
   int root = 0; ///< root, or the peer of Send/Recv
+  /// For an operator of ncclRedOpCreatePreMulSum: its scalar and its
+  /// fallback counterpart, taken when the call is made (the operator may be
+  /// destroyed before the group that holds the call ends, as NCCL allows).
+  struct PreMulSum {
+    bool set = false;
+    const void *deviceScalar = nullptr; ///< ncclScalarDevice
+    std::vector<char> hostScalar;       ///< ncclScalarHostImmediate
+    bool hasRealOp = false;
+    int realOp = 0;
+  } premul;
 };
 
 /// `rank` of `nranks`; `dynamicOpKnown`: whether `args.op` (>= ncclNumOps)

@@ -9,8 +9,8 @@
 //       over the data types and operators, in groups of all ranks, against
 //       a CPU reference; several collectives aggregated in one group; CUDA
 //       graph capture (after a first call, and as a communicator's very
-//       first call); PreMulSum (natively or refused with its reason on a
-//       shared GPU); split; a non-blocking communicator; destroyed
+//       first call); PreMulSum (native, host and device scalars, one per
+//       rank); split; a non-blocking communicator; destroyed
 //       operators and communicators refused; the shared GPU refused
 //       without MSCCLC_ALLOW_SHARED_GPU.
 //   --timeout-test: rank 0 alone in an all-reduce: its kernel times out
@@ -21,6 +21,7 @@
 //   --fallback-test: one rank per GPU with MSCCLC_NCCL_FALLBACK=all: every
 //       collective and PreMulSum through the real NCCL (skipped when none
 //       is found).
+//   --premulsum-test: only the PreMulSum cases of --collectives.
 // Options: --ranks N (default 2), --quick.
 // Prints PASS/FAIL/NOTE lines; exit 0 pass, 1 fail, 77 skipped (no GPU).
 //
@@ -216,16 +217,19 @@ void bufferElems(Coll c, size_t count, int n, size_t *send, size_t *recv) {
 
 /// What rank `r` must hold in element `i` of its receive buffer, or NAN
 /// where NCCL defines nothing (a reduce's or gather's non-root ranks).
+/// `scalars`: each rank's PreMulSum scalar (op >= ncclNumOps).
 double expected(Coll c, int op, int n, int root, size_t count, int r, size_t i,
-                double premul) {
+                const std::vector<double> &scalars) {
+  auto term = [&](int s, size_t at) {
+    return op >= ncclNumOps ? inputValue(s, at) * scalars[size_t(s)]
+                            : inputValue(s, at);
+  };
   auto reduceAll = [&](size_t at) {
-    double v = inputValue(0, at);
+    double v = term(0, at);
     for (int s = 1; s < n; ++s)
-      v = combine(op, v, inputValue(s, at));
+      v = combine(op, v, term(s, at));
     if (op == ncclAvg)
       v /= n;
-    if (op >= ncclNumOps)
-      v *= premul;
     return v;
   };
   switch (c) {
@@ -314,14 +318,15 @@ void release(const World &w, Coll c, const Buffers &b, Placement where) {
 /// Compares every rank's receive buffer with the reference; "" or the
 /// first mismatch.
 std::string verify(const World &w, Coll c, const Buffers &b, size_t count,
-                   ncclDataType_t t, int op, int root, double premul = 1) {
+                   ncclDataType_t t, int op, int root,
+                   const std::vector<double> &scalars = {}) {
   size_t es = elemSize(t);
   for (int r = 0; r < w.ranks; ++r) {
     std::vector<char> host(b.recvElems * es);
     CUDA_OK(cudaSetDevice(w.devices[size_t(r)]));
     CUDA_OK(cudaMemcpy(host.data(), b.recv[size_t(r)], host.size(), cudaMemcpyDeviceToHost));
     for (size_t i = 0; i < b.recvElems; ++i) {
-      double want = expected(c, op, w.ranks, root, count, r, i, premul);
+      double want = expected(c, op, w.ranks, root, count, r, i, scalars);
       if (std::isnan(want))
         continue;
       // Integer avg divides as integers do.
@@ -555,68 +560,80 @@ void testGraph(const World &w, bool warm) {
   release(w, Coll::AllReduce, b, Placement::OutOfPlace);
 }
 
-/// PreMulSum with a host and a device scalar: the result is scalar * sum.
-/// Where it can run neither natively nor on a fallback (ranks sharing a
-/// GPU), it must be refused with ncclInvalidUsage saying why.
-void testPreMulSum(const World &w, bool mustRun) {
+/// PreMulSum with host and device scalars, a different one on every rank:
+/// the result is the sum of scalar * input over the ranks. All-reduce out
+/// of place, reduce-scatter in place, reduce to the last rank. Each rank
+/// destroys its operator right after its call, inside the group (NCCL
+/// allows it: the call holds what it needs). A destroyed operator is then
+/// refused.
+void testPreMulSum(const World &w) {
   size_t count = 2048;
-  for (ncclScalarResidence_t residence : {ncclScalarHostImmediate, ncclScalarDevice}) {
-    const char *where = residence == ncclScalarDevice ? "device" : "host";
-    float scalar = 0.5f;
-    std::vector<float *> devScalar(size_t(w.ranks), nullptr);
-    std::vector<ncclRedOp_t> ops(size_t(w.ranks));
-    bool made = true;
-    for (int r = 0; r < w.ranks; ++r) {
-      void *s = &scalar;
-      if (residence == ncclScalarDevice) {
-        CUDA_OK(cudaSetDevice(w.devices[r]));
-        CUDA_OK(cudaMalloc(&devScalar[r], sizeof(float)));
-        CUDA_OK(cudaMemcpy(devScalar[r], &scalar, sizeof(float), cudaMemcpyHostToDevice));
-        s = devScalar[r];
+  struct Shape {
+    Coll coll;
+    Placement where;
+    int root;
+  };
+  const Shape shapes[] = {{Coll::AllReduce, Placement::OutOfPlace, 0},
+                          {Coll::ReduceScatter, Placement::InPlace, 0},
+                          {Coll::Reduce, Placement::OutOfPlace, w.ranks - 1}};
+  std::vector<double> scalars;
+  for (int r = 0; r < w.ranks; ++r)
+    scalars.push_back(r % 2 ? 0.5 : 2.0);
+  for (ncclScalarResidence_t residence : {ncclScalarHostImmediate, ncclScalarDevice})
+    for (const Shape &shape : shapes) {
+      const char *where = residence == ncclScalarDevice ? "device" : "host";
+      std::string name = std::string("nccl") + collName(shape.coll) + " PreMulSum (" +
+                         where + " scalars)";
+      std::vector<float *> devScalar(size_t(w.ranks), nullptr);
+      std::vector<ncclRedOp_t> ops(size_t(w.ranks));
+      bool made = true;
+      for (int r = 0; r < w.ranks; ++r) {
+        float scalar = float(scalars[size_t(r)]);
+        void *s = &scalar;
+        if (residence == ncclScalarDevice) {
+          CUDA_OK(cudaSetDevice(w.devices[r]));
+          CUDA_OK(cudaMalloc(&devScalar[r], sizeof(float)));
+          CUDA_OK(cudaMemcpy(devScalar[r], &scalar, sizeof(float), cudaMemcpyHostToDevice));
+          s = devScalar[r];
+        }
+        ncclResult_t res = ncclRedOpCreatePreMulSum(&ops[r], s, ncclFloat32, residence, w.comms[r]);
+        made = made && res == ncclSuccess && ops[r] >= ncclNumOps;
       }
-      ncclResult_t res = ncclRedOpCreatePreMulSum(&ops[r], s, ncclFloat32, residence, w.comms[r]);
-      made = made && res == ncclSuccess && ops[r] >= ncclNumOps;
-    }
-    check(made, std::string("ncclRedOpCreatePreMulSum (") + where + " scalar)");
-    Buffers b = allocate(w, Coll::AllReduce, count, ncclFloat32, Placement::OutOfPlace);
-    ncclResult_t first = ncclSuccess;
-    std::string why;
-    ncclGroupStart();
-    for (int r = 0; r < w.ranks; ++r) {
-      ncclResult_t res = ncclAllReduce(b.send[r], b.recv[r], count, ncclFloat32, ops[r],
-                                       w.comms[r], w.streams[r]);
-      if (res != ncclSuccess && first == ncclSuccess) {
-        first = res;
-        why = lastError();
+      check(made, "ncclRedOpCreatePreMulSum for " + name);
+      Buffers b = allocate(w, shape.coll, count, ncclFloat32, shape.where);
+      ncclResult_t first = ncclSuccess;
+      std::string why;
+      bool destroyed = true;
+      ncclGroupStart();
+      for (int r = 0; r < w.ranks; ++r) {
+        ncclResult_t res = call(shape.coll, b.send[r], b.recv[r], count, ncclFloat32,
+                                ops[r], shape.root, w.comms[r], w.streams[r]);
+        if (res != ncclSuccess && first == ncclSuccess) {
+          first = res;
+          why = lastError();
+        }
+        destroyed = destroyed && ncclRedOpDestroy(ops[r], w.comms[r]) == ncclSuccess;
       }
+      ncclResult_t end = ncclGroupEnd();
+      check(destroyed, "ncclRedOpDestroy inside the group of " + name);
+      if (first == ncclSuccess && end == ncclSuccess) {
+        syncAll(w);
+        std::string bad = verify(w, shape.coll, b, count, ncclFloat32, ncclNumOps,
+                                 shape.root, scalars);
+        check(bad.empty(), name + (bad.empty() ? "" : ": " + bad));
+      } else {
+        check(false, name + ": " + (why.empty() ? lastError() : why));
+      }
+      for (int r = 0; r < w.ranks; ++r) {
+        // A destroyed operator is refused, not used.
+        ncclResult_t res = call(shape.coll, b.send[r], b.recv[r], count, ncclFloat32,
+                                ops[r], shape.root, w.comms[r], w.streams[r]);
+        check(res == ncclInvalidArgument, "a destroyed operator is ncclInvalidArgument");
+        if (devScalar[r])
+          CUDA_OK(cudaFree(devScalar[r]));
+      }
+      release(w, shape.coll, b, shape.where);
     }
-    ncclResult_t end = ncclGroupEnd();
-    std::string name = std::string("ncclAllReduce PreMulSum (") + where + " scalar)";
-    if (first == ncclSuccess && end == ncclSuccess) {
-      syncAll(w);
-      std::string bad = verify(w, Coll::AllReduce, b, count, ncclFloat32, ncclNumOps, 0, scalar);
-      check(bad.empty(), name + (bad.empty() ? "" : ": " + bad));
-    } else if (!mustRun) {
-      // No native PreMulSum yet, and no fallback: ranks that share a GPU,
-      // or no real NCCL on this machine.
-      check(first == ncclInvalidUsage &&
-                (why.find("share a GPU") != std::string::npos ||
-                 why.find("no fallback NCCL") != std::string::npos),
-            name + " refused with its reason: " + why);
-    } else {
-      check(false, name + ": " + why);
-    }
-    release(w, Coll::AllReduce, b, Placement::OutOfPlace);
-    for (int r = 0; r < w.ranks; ++r) {
-      check(ncclRedOpDestroy(ops[r], w.comms[r]) == ncclSuccess, "ncclRedOpDestroy");
-      // A destroyed operator is refused, not used.
-      ncclResult_t res = ncclAllReduce(b.send[r], b.recv[r], count, ncclFloat32,
-                                       ops[r], w.comms[r], w.streams[r]);
-      check(res == ncclInvalidArgument, "a destroyed operator is ncclInvalidArgument");
-      if (devScalar[r])
-        CUDA_OK(cudaFree(devScalar[r]));
-    }
-  }
 }
 
 void testQueriesAndErrors(const World &w) {
@@ -799,8 +816,17 @@ int fallbackTest(bool quick) {
                  Coll::Reduce, Coll::AllToAll, Coll::Gather, Coll::Scatter})
     runCase(w, c, quick ? 1000 : 65536, ncclFloat32, ncclSum, Placement::OutOfPlace, true);
   runCase(w, Coll::AllReduce, 4096, ncclBfloat16, ncclAvg, Placement::OutOfPlace, true);
-  testPreMulSum(w, true);
+  testPreMulSum(w);
   testGraph(w, true);
+  endWorld(&w);
+  return failures ? 1 : 0;
+}
+
+int preMulSumTest(int ranks) {
+  World w;
+  if (!makeWorld(ranks, &w))
+    return 1;
+  testPreMulSum(w);
   endWorld(&w);
   return failures ? 1 : 0;
 }
@@ -831,7 +857,7 @@ int collectivesTest(int ranks, bool quick) {
   testCollectives(w, quick);
   testAggregation(w);
   testGraph(w, true);
-  testPreMulSum(w, false);
+  testPreMulSum(w);
   testSplit(w);
   testNonBlockingInit();
   endWorld(&w);
@@ -851,7 +877,7 @@ int main(int argc, char **argv) {
     else if (a == "--quick")
       quick = true;
     else if (a == "--collectives" || a == "--timeout-test" || a == "--abort-test" ||
-             a == "--fallback-test")
+             a == "--fallback-test" || a == "--premulsum-test")
       mode = a;
     else {
       fprintf(stderr, "unknown argument %s\n", a.c_str());
@@ -886,6 +912,8 @@ int main(int argc, char **argv) {
     rc = abortTest(ranks);
   else if (mode == "--fallback-test")
     rc = fallbackTest(quick);
+  else if (mode == "--premulsum-test")
+    rc = preMulSumTest(ranks);
   else
     rc = collectivesTest(ranks, quick);
   printf("%d passed, %d failed\n", passes, failures);

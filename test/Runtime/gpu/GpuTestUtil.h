@@ -178,6 +178,20 @@ inline double load(DType t, const void *base, size_t i) {
   return 0;
 }
 
+/// Stores `v` (representable in t, or rounded to nearest) as element i.
+inline void store(DType t, void *base, size_t i, double v) {
+  switch (t) {
+  case DType::F32: static_cast<float *>(base)[i] = float(v); break;
+  case DType::F16: static_cast<__half *>(base)[i] = __float2half(float(v)); break;
+  case DType::BF16:
+    static_cast<__nv_bfloat16 *>(base)[i] = __float2bfloat16(float(v));
+    break;
+  case DType::I32: static_cast<int32_t *>(base)[i] = int32_t(v); break;
+  case DType::F8E4M3:
+  case DType::F8E5M2: storeFp8(t, base, i, float(v)); break;
+  }
+}
+
 /// Random values: small integers for i32 (sums never overflow), values in
 /// [-1, 1) for floats, exactly representable in the type.
 inline void fillRandom(DType t, void *base, size_t n, uint64_t seed) {

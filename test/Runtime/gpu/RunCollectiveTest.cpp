@@ -5,7 +5,8 @@
 // collective the stdlib serves, through a group, on random data; outputs
 // are compared with a CPU reference. AllReduce outputs must also be the
 // same bits on every rank. Sampled to fit a short device slot:
-//  - every dtype (f32, f16, bf16, i32) and op at small counts (1, 3, 1000);
+//  - every dtype (f32, f16, bf16, i32) and op (PreMulSum with scalars on
+//    the host and on the device) at small counts (1, 3, 1000);
 //  - sum for f32 and bf16 at counts up to --max-bytes per buffer;
 //  - in place and out of place everywhere;
 //  - rooted collectives at root 0 and root nranks-1;
@@ -18,15 +19,17 @@
 // --epoch-wrap runs only 64 back-to-back LL calls of all-reduce, all-gather
 // and reduce-scatter with the LL epochs started just before their 2^32
 // wrap-around (MSCCLC_TEST_EPOCH_START). --soak N runs N random calls
-// instead of the matrix: collective, dtype, op, in place and root uniform,
-// the count log-uniform from 1 element to 4 MiB per buffer (so the
-// selection takes every algorithm its table names for them), each checked.
+// instead of the matrix: collective, dtype, op and in place from 16 random
+// combinations (randomCases says why), root uniform, the count log-uniform
+// from 1 element to 4 MiB per buffer (so the selection takes every
+// algorithm its table names for them), each checked.
 // Exit: 0 pass, 1 fail, 77 skipped (no GPU, or one GPU and no --ranks).
 //
 //===----------------------------------------------------------------------===//
 
 #include "GpuTestUtil.h"
 
+#include <chrono>
 #include <cmath>
 #include <functional>
 #include <iterator>
@@ -52,7 +55,7 @@ const char *collName(mscclcCollective_t c) {
   return names[int(c)];
 }
 const char *opName(mscclcRedOp_t op) {
-  static const char *names[] = {"sum", "prod", "min", "max", "avg"};
+  static const char *names[] = {"sum", "prod", "min", "max", "avg", "premulsum"};
   return names[int(op)];
 }
 bool reduces(mscclcCollective_t c) {
@@ -68,7 +71,18 @@ const mscclcCollective_t kCollectives[] = {
     mscclcCollBroadcast, mscclcCollReduce,    mscclcCollAllToAll,
     mscclcCollGather,    mscclcCollScatter};
 const DType kTypes[] = {DType::F32, DType::F16, DType::BF16, DType::I32};
-const mscclcRedOp_t kOps[] = {mscclcSum, mscclcProd, mscclcMin, mscclcMax, mscclcAvg};
+const mscclcRedOp_t kOps[] = {mscclcSum, mscclcProd, mscclcMin, mscclcMax,
+                              mscclcAvg, mscclcPreMulSum};
+
+/// Rank r's PreMulSum scalar: a power of two for floats and small integers
+/// for i32, so products are exact and the reference needs no rounding.
+double premulScalar(DType t, int rank) {
+  static const double floats[] = {2, 0.5, 1, 4}, ints[] = {2, -1, 3, 1};
+  return (t == DType::I32 ? ints : floats)[rank % 4];
+}
+/// PreMulSum's scalars are in device memory on odd ranks, host values on
+/// even ones (NCCL lets every rank choose).
+bool premulScalarOnDevice(int rank) { return rank % 2 == 1; }
 
 /// Whether the reference in doubles is exact: int32 products overflow.
 bool exactReference(DType t, mscclcRedOp_t op) {
@@ -100,7 +114,7 @@ size_t inPlaceOutputOffset(mscclcCollective_t c, int rank, size_t count) {
 
 double apply(mscclcRedOp_t op, double a, double b) {
   switch (op) {
-  case mscclcSum: case mscclcAvg: return a + b;
+  case mscclcSum: case mscclcAvg: case mscclcPreMulSum: return a + b;
   case mscclcProd: return a * b;
   case mscclcMin: return std::min(a, b);
   case mscclcMax: return std::max(a, b);
@@ -116,10 +130,13 @@ std::vector<double> reference(mscclcCollective_t c, mscclcRedOp_t op,
                               const std::vector<std::vector<char>> &in) {
   auto v = [&](int r, size_t i) { return load(t, in[size_t(r)].data(), i); };
   std::vector<double> ref(recvElems(c, n, count));
+  auto term = [&](int r, size_t i) {
+    return op == mscclcPreMulSum ? v(r, i) * premulScalar(t, r) : v(r, i);
+  };
   auto reduceAt = [&](size_t i) {
-    double acc = v(0, i);
+    double acc = term(0, i);
     for (int r = 1; r < n; ++r)
-      acc = apply(op, acc, v(r, i));
+      acc = apply(op, acc, term(r, i));
     if (op == mscclcAvg)
       acc = t == DType::I32 ? std::trunc(acc / n) : acc / n;
     return acc;
@@ -246,6 +263,22 @@ void runCase(const Case &k, const RankLayout &layout,
     bufs[size_t(2 * r)] = send;
     bufs[size_t(2 * r + 1)] = recv;
   }
+  // PreMulSum: each rank's scalar as one element of the type, in host
+  // memory or (premulScalarOnDevice) device memory.
+  std::vector<std::vector<char>> scalars(static_cast<size_t>(n));
+  std::vector<void *> deviceScalars(static_cast<size_t>(n), nullptr);
+  if (k.op == mscclcPreMulSum)
+    for (int r = 0; r < n; ++r) {
+      scalars[size_t(r)].resize(es);
+      store(k.type, scalars[size_t(r)].data(), 0, premulScalar(k.type, r));
+      if (!premulScalarOnDevice(r))
+        continue;
+      MSCCLC_CUDA_OR_EXIT(cudaSetDevice(layout.deviceOf(r)));
+      MSCCLC_CUDA_OR_EXIT(cudaMalloc(&deviceScalars[size_t(r)], es));
+      MSCCLC_CUDA_OR_EXIT(cudaMemcpy(deviceScalars[size_t(r)],
+                                     scalars[size_t(r)].data(), es,
+                                     cudaMemcpyHostToDevice));
+    }
   // In place, the call's recvbuff is NCCL's: reducescatter/scatter write at
   // rank*count of the one buffer.
   MSCCLC_OR_EXIT(mscclcGroupStart());
@@ -255,8 +288,22 @@ void runCase(const Case &k, const RankLayout &layout,
     void *recv = bufs[size_t(2 * r + 1)];
     if (k.inPlace)
       recv = static_cast<char *>(recv) + inPlaceOutputOffset(k.coll, r, k.count) * es;
-    res = mscclcRunCollective(comms[size_t(r)], k.coll, send, recv, k.count,
-                              apiType(k.type), k.op, k.root, streams[size_t(r)]);
+    if (k.op == mscclcPreMulSum) {
+      bool onDevice = deviceScalars[size_t(r)] != nullptr;
+      const void *scalar = onDevice ? deviceScalars[size_t(r)]
+                                    : static_cast<const void *>(scalars[size_t(r)].data());
+      res = mscclcRunCollectivePreMulSum(comms[size_t(r)], k.coll, send, recv,
+                                         k.count, apiType(k.type), scalar,
+                                         onDevice ? 1 : 0, k.root,
+                                         streams[size_t(r)]);
+      // A host scalar is read at the call: clobber it before the group ends.
+      if (!onDevice)
+        store(k.type, scalars[size_t(r)].data(), 0, 0.0);
+    } else {
+      res = mscclcRunCollective(comms[size_t(r)], k.coll, send, recv, k.count,
+                                apiType(k.type), k.op, k.root,
+                                streams[size_t(r)]);
+    }
   }
   std::string err = res == mscclcSuccess ? "" : mscclcGetLastError();
   mscclcResult_t end = mscclcGroupEnd();
@@ -281,7 +328,7 @@ void runCase(const Case &k, const RankLayout &layout,
                                      cudaMemcpyDeviceToHost));
       double tol = 0;
       if (reduces(k.coll)) {
-        double mag = k.op == mscclcProd ? 4.0 : 1.0;
+        double mag = k.op == mscclcProd || k.op == mscclcPreMulSum ? 4.0 : 1.0;
         tol = tolerance(k.type, n, mag);
         if (k.type == DType::I32 && k.op == mscclcAvg)
           tol = 1; // rounding of the integer division
@@ -306,6 +353,8 @@ void runCase(const Case &k, const RankLayout &layout,
     if (!k.inPlace)
       MSCCLC_CUDA_OR_EXIT(cudaFree(bufs[size_t(2 * r)]));
     MSCCLC_CUDA_OR_EXIT(cudaFree(bufs[size_t(2 * r + 1)]));
+    if (deviceScalars[size_t(r)])
+      MSCCLC_CUDA_OR_EXIT(cudaFree(deviceScalars[size_t(r)]));
   }
   tally(what, err, bad, counts);
 }
@@ -439,18 +488,27 @@ std::vector<Case> matrixCases(const Options &o, int n) {
 }
 
 /// `count` random calls (see --soak): a reproducible sequence per seed.
+/// The (collective, dtype, op, in place) of each call comes from a pool of
+/// kSoakKinds drawn first: every new combination compiles its kernels
+/// (about 2 s of NVRTC per algorithm at 4 ranks), so drawing each call's
+/// from all of them would spend the run compiling instead of calling.
+constexpr int kSoakKinds = 16;
 std::vector<Case> randomCases(int count, uint64_t seed, int n, size_t maxBytes) {
   std::mt19937_64 rng(seed);
   auto pick = [&](size_t choices) { return size_t(rng() % choices); };
-  std::vector<Case> cases;
-  while (int(cases.size()) < count) {
+  std::vector<Case> kinds;
+  while (int(kinds.size()) < kSoakKinds) {
     Case k;
     k.coll = kCollectives[pick(std::size(kCollectives))];
     k.type = kTypes[pick(std::size(kTypes))];
     k.op = reduces(k.coll) ? kOps[pick(std::size(kOps))] : mscclcSum;
-    if (!exactReference(k.type, k.op))
-      continue;
     k.inPlace = pick(2) == 1;
+    if (exactReference(k.type, k.op))
+      kinds.push_back(k);
+  }
+  std::vector<Case> cases;
+  while (int(cases.size()) < count) {
+    Case k = kinds[pick(kinds.size())];
     k.root = rooted(k.coll) ? int(pick(size_t(n))) : 0;
     // Log-uniform bytes of the larger buffer, 1 element up to maxBytes.
     size_t es = sizeOf(k.type);
@@ -518,8 +576,12 @@ int main(int argc, char **argv) {
     std::vector<Case> cases = randomCases(o.soak, o.seed, n, size_t(4) << 20);
     printf("%d ranks on %d GPU(s), soak of %zu random calls (seed %llu)\n", n,
            layout.gpus, cases.size(), static_cast<unsigned long long>(o.seed));
+    auto start = std::chrono::steady_clock::now();
     for (const Case &k : cases)
       runCase(k, layout, comms, streams, &counts);
+    printf("soak: %zu calls in %.0f s\n", cases.size(),
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+               .count());
   } else if (!o.epochWrap) {
     std::vector<Case> cases = matrixCases(o, n);
     printf("%d ranks on %d GPU(s), %zu cases\n", n, layout.gpus, cases.size());

@@ -215,3 +215,31 @@ TEST(ApiTest, StdlibCallsCheckTheirArguments) {
                                 4, mscclcFloat32, mscclcSum, 0, nullptr),
             mscclcInvalidArgument);
 }
+
+TEST(ApiTest, PreMulSumTakesItsScalarThroughItsOwnCall) {
+  auto lastError = [] { return std::string(mscclcGetLastError()); };
+  EXPECT_EQ(mscclcRunCollective(nullptr, mscclcCollAllReduce, nullptr, nullptr,
+                                4, mscclcFloat32, mscclcPreMulSum, 0, nullptr),
+            mscclcInvalidArgument);
+  EXPECT_NE(lastError().find("mscclcRunCollectivePreMulSum"), std::string::npos)
+      << lastError();
+  float two = 2.0f;
+  EXPECT_EQ(mscclcRunCollectivePreMulSum(nullptr, mscclcCollAllGather, nullptr,
+                                         nullptr, 4, mscclcFloat32, &two, 0, 0,
+                                         nullptr),
+            mscclcInvalidArgument);
+  EXPECT_NE(lastError().find("does not reduce"), std::string::npos)
+      << lastError();
+  EXPECT_EQ(mscclcRunCollectivePreMulSum(nullptr, mscclcCollAllReduce, nullptr,
+                                         nullptr, 4, mscclcFloat32, nullptr, 0,
+                                         0, nullptr),
+            mscclcInvalidArgument);
+  EXPECT_NE(lastError().find("scalar must not be NULL"), std::string::npos)
+      << lastError();
+  EXPECT_EQ(mscclcRunCollectivePreMulSum(nullptr, mscclcCollAllReduce, nullptr,
+                                         nullptr, 4, mscclcFloat32, &two, 0, 0,
+                                         nullptr),
+            mscclcInvalidArgument);
+  EXPECT_NE(lastError().find("comm must not be NULL"), std::string::npos)
+      << lastError();
+}

@@ -128,6 +128,13 @@ TEST(Selection, PicksFirstServingEntryBySize) {
   q.root = 0;
   ASSERT_TRUE(t.select(q, &sel).isOk());
   EXPECT_TRUE(sel.builtinCopy());
+  // ... but a one-rank PreMulSum scales its input: no copy serves it.
+  q.collective = Collective::AllReduce;
+  q.op = "premulsum";
+  s = t.select(q, &sel);
+  EXPECT_EQ(s.code(), Code::Unsupported);
+  EXPECT_NE(s.message().find("premulsum on one rank"), std::string::npos)
+      << s.message();
 }
 
 TEST(Selection, UnsupportedNamesEveryReason) {

@@ -76,6 +76,23 @@ __device__ __forceinline__ void scaleBuffer(void *buf, u64 n, double factor) {
     p[i] = scale(p[i], factor);
 }
 
+/// Grid-stride `dst = src * scalar` in T's arithmetic (ncclPreMulSum: each
+/// rank's input is multiplied by its scalar before the sum). The scalar is
+/// one T in device memory, read when the kernel runs, or (deviceScalar
+/// null) the low bytes of hostScalarBits.
+__device__ __forceinline__ void premulBuffer(void *dst, const void *src, u64 n,
+                                             const void *deviceScalar,
+                                             u64 hostScalarBits) {
+  // Every T is at most 8 bytes; the host packs the value little-endian.
+  const T f = deviceScalar ? *static_cast<const T *>(deviceScalar)
+                           : *reinterpret_cast<const T *>(&hostScalarBits);
+  T *d = static_cast<T *>(dst);
+  const T *s = static_cast<const T *>(src);
+  for (u64 i = blockIdx.x * static_cast<u64>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<u64>(gridDim.x) * blockDim.x)
+    d[i] = Op_prod::apply(s[i], f);
+}
+
 } // namespace dev
 } // namespace mscclc
 

@@ -65,6 +65,14 @@ uint32_t firstEpoch();
 /// (MSCCLC_MAX_BUFFER_CONTEXTS, default 8); more evict the older ones.
 size_t maxContexts();
 
+/// A PreMulSum call's scalar: one element of the call's type in device
+/// memory (read when the kernels run), or, with `device` null, the value's
+/// bytes (little-endian, zero-padded).
+struct PreMulScalar {
+  const void *device = nullptr;
+  uint64_t hostBits = 0;
+};
+
 class Executor {
 public:
   Executor(Communicator &comm, Program &program, std::string dtype,
@@ -81,10 +89,11 @@ public:
   /// May be collective (see the file comment); never enqueues work.
   Status prepare(const void *input, void *output, uint64_t count,
                  cudaStream_t stream);
-  /// Enqueues the kernel (and the avg scaling). prepare() must have run for
-  /// these arguments, stream included.
+  /// Enqueues the kernel (and the avg scaling, or the premulsum scaling of
+  /// the input: `scalar` is needed then). prepare() must have run for these
+  /// arguments, stream included.
   Status launch(const void *input, void *output, uint64_t count,
-                cudaStream_t stream);
+                cudaStream_t stream, const PreMulScalar *scalar = nullptr);
   /// Waits for `stream`, reads the error record and the proxy's errors.
   Status check(cudaStream_t stream, DeviceError *out);
   /// The error record's message ("" when clean) without waiting for the
@@ -181,11 +190,14 @@ private:
   bool needPeerUser_ = false;
   bool peerInput_ = false, peerOutput_ = false; ///< some channel reaches them
   bool staged_ = false;
+  /// premulsum: the input is always staged, scaled on the way in.
+  bool premul_ = false;
   bool stageIn_ = false, stageOut_ = false; ///< staged runs: which buffers
 
   Module module_;
   CUfunction kernel_ = nullptr;
   CUfunction scaleKernel_ = nullptr;
+  CUfunction premulKernel_ = nullptr;
 
   uint64_t *semaphores_ = nullptr; ///< nMem + nPort inbound semaphores
   std::vector<std::vector<PeerPointer>> peerSemaphores_;

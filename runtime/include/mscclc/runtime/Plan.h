@@ -77,6 +77,8 @@ struct Plan {
   std::vector<std::string> dtypes;
   std::vector<std::string> redops;
   std::string scaleKernel;
+  /// premulsum: scales a rank's input by its scalar into the staging.
+  std::string premulKernel;
   bool usesPortChannels = false;
   bool usesSwitchChannels = false;
   std::vector<PlanScratch> scratch;
