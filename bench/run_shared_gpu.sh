@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The GPU tests with several ranks on each GPU: builds (runtime-only when
 # MSCCLC_COMPILER names a prebuilt mscclc), then runs the self-test, the
-# time-out and abort tests, every stdlib file and mscclcRunCollective (the
+# time-out and abort tests, every stdlib file, mscclcRunCollective (the
 # table's picks, across the LL epoch's wrap-around, and a 10,000-call
-# random soak at 4 ranks) at 2, 4 and 8 ranks, one pass
+# random soak at 4 ranks) and the NCCL library's PreMulSum at 2, 4 and 8
+# ranks, one pass
 # per rank count, logs under OUT (default build/shared-gpu-logs). These are
 # correctness runs: no timing here is a link figure.
 #   bench/run_shared_gpu.sh [RANKS...]       (default: 2 4 8)
@@ -48,6 +49,10 @@ for r in "${@:-2 4 8}"; do
   # LL flags across the 32-bit epoch wrap-around.
   step "epoch-wrap-$r" 300 "${queues[@]}" $B/runtime-gpu-run-collective \
     --epoch-wrap --ranks "$r"
+  # The NCCL library's PreMulSum, natively: host and device scalars, one
+  # per rank, all-reduce, reduce-scatter in place and reduce.
+  step "nccl-premulsum-$r" 120 env MSCCLC_ALLOW_SHARED_GPU=1 \
+    $B/nccl-gpu-test --premulsum-test --ranks "$r"
   # The soak: 10,000 random calls, each checked (4 ranks only).
   [ "$r" = 4 ] && step "soak-$r" 600 $B/runtime-gpu-run-collective \
     --soak 10000 --seed 1 --ranks "$r"
