@@ -88,8 +88,25 @@ __device__ __forceinline__ void premulBuffer(void *dst, const void *src, u64 n,
                            : *reinterpret_cast<const T *>(&hostScalarBits);
   T *d = static_cast<T *>(dst);
   const T *s = static_cast<const T *>(src);
-  for (u64 i = blockIdx.x * static_cast<u64>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<u64>(gridDim.x) * blockDim.x)
+  u64 thread = blockIdx.x * static_cast<u64>(blockDim.x) + threadIdx.x;
+  u64 stride = static_cast<u64>(gridDim.x) * blockDim.x;
+  // 16 bytes per thread and step where both buffers are aligned (the
+  // staging always is), then the elements the vectors leave.
+  constexpr u64 lanes = sizeof(uint4) / sizeof(T);
+  u64 head = 0;
+  if (((reinterpret_cast<unsigned long long>(src) |
+        reinterpret_cast<unsigned long long>(dst)) % sizeof(uint4)) == 0) {
+    head = n / lanes * lanes;
+    for (u64 v = thread; v < n / lanes; v += stride) {
+      uint4 x = loadVec(s + v * lanes);
+      T *e = reinterpret_cast<T *>(&x);
+#pragma unroll
+      for (u64 j = 0; j < lanes; ++j)
+        e[j] = Op_prod::apply(e[j], f);
+      storeVec(d + v * lanes, x);
+    }
+  }
+  for (u64 i = head + thread; i < n; i += stride)
     d[i] = Op_prod::apply(s[i], f);
 }
 
