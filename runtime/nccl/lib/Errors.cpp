@@ -78,8 +78,10 @@ Outcome fromCuda(cudaError_t err, std::string_view what) {
                       cudaGetErrorName(err))};
 }
 
-const char *resultString(ncclResult_t r) {
-  switch (r) {
+const char *resultString(ncclResult_t r) { return resultCodeString(int(r)); }
+
+const char *resultCodeString(int code) {
+  switch (code) {
   case ncclSuccess: return "no error";
   case ncclUnhandledCudaError: return "unhandled cuda error (run with NCCL_DEBUG=INFO for details)";
   case ncclSystemError: return "unhandled system error (run with NCCL_DEBUG=INFO for details)";

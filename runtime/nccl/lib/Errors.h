@@ -52,6 +52,8 @@ Outcome fromCuda(cudaError_t err, std::string_view what);
 
 /// ncclGetErrorString's text.
 const char *resultString(ncclResult_t r);
+/// The same for any int (an application's value, which may be none).
+const char *resultCodeString(int code);
 
 /// This thread's last message ("" when none).
 const char *lastErrorMessage();

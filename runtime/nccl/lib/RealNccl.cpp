@@ -137,9 +137,26 @@ std::vector<std::string> sitePackages() {
   return dirs;
 }
 
+/// RTLD_DEEPBIND makes the real NCCL's calls of its own nccl* functions
+/// bind to itself, not to this library's of the same names. The sanitizer
+/// runtimes refuse it (they intercept malloc and friends through the
+/// global scope), so ASan builds load it without: their tests load stand-in
+/// libraries, whose functions call none of their own.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr int kDeepBind = 0;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr int kDeepBind = 0;
+#else
+constexpr int kDeepBind = RTLD_DEEPBIND;
+#endif
+#else
+constexpr int kDeepBind = RTLD_DEEPBIND;
+#endif
+
 /// Opens `path` as the real NCCL; null with `why` when it is not one.
 std::unique_ptr<RealNccl> tryLoad(const std::string &path, std::string *why) {
-  void *h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+  void *h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | kDeepBind);
   if (!h) {
     const char *e = dlerror();
     *why = fmt::format("{}: {}", path, e ? e : "cannot be loaded");

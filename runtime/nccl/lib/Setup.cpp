@@ -181,7 +181,15 @@ ncclResult_t ncclGetVersion(int *version) {
   return ncclSuccess;
 }
 
-const char *ncclGetErrorString(ncclResult_t result) { return resultString(result); }
+/// The caller's value is read as an int: a C caller may pass any number,
+/// and loading one that no enumerator covers as an ncclResult_t is
+/// undefined behaviour in C++.
+const char *ncclGetErrorString(ncclResult_t result) {
+  int code;
+  memcpy(&code, &result, sizeof(code));
+  static_assert(sizeof(code) == sizeof(result), "ncclResult_t is an int");
+  return resultCodeString(code);
+}
 
 /// NCCL keeps one message per thread, whatever the communicator.
 const char *ncclGetLastError(ncclComm_t) { return lastErrorMessage(); }
