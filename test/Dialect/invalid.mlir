@@ -580,3 +580,49 @@ mscl.program @shared_channel attributes {collective = #mscl.collective<allreduce
     }
   }
 }
+
+// -----
+
+// reduce_put over a port channel: the block's threads store the reduction
+// into the peer, which a port channel's proxy cannot do. The verifier
+// refuses it, so no later stage (simulator, plan, CUDA) meets it.
+mscl.program @reduce_put_port attributes {collective = #mscl.collective<allreduce>,
+    ranks = 2 : i64, gpus_per_node = 2 : i64, instances = 1 : i64,
+    chunks = 1 : i64, input_chunks = 1 : i64, output_chunks = 1 : i64} {
+  mscl.buffer @input input[1]
+  mscl.buffer @output output[1]
+  mscl.channel @p01 port 0 -> 1
+  mscl.rank 0 {
+    mscl.threadblock 0 {
+      // expected-error @+1 {{'mscl.reduce_put' op reduces into the peer through port channel @p01; a reduction's result is stored through a memory channel, a port channel only copies}}
+      mscl.reduce_put [@p01 <rank 1, output[0]>] from [<rank 0, input[0]>]
+    }
+  }
+}
+
+// -----
+
+// A signal on an LL channel and the wait on its other end are one mistake:
+// one error, at the signal, with a note at the wait.
+mscl.program @ll_signal_and_wait attributes {collective = #mscl.collective<custom>,
+    ranks = 2 : i64, gpus_per_node = 2 : i64, instances = 1 : i64,
+    chunks = 1 : i64, input_chunks = 1 : i64, output_chunks = 1 : i64} {
+  mscl.buffer @input input[1]
+  mscl.buffer @output output[1]
+  mscl.buffer @s scratch[1] packet
+  mscl.channel @c01 memory LL 0 -> 1
+  mscl.channel @c10 memory LL 1 -> 0
+  mscl.rank 0 {
+    mscl.threadblock 0 {
+      // expected-error @+1 {{'mscl.put_with_signal' op signals on LL channel @c01; LL packets carry their own flags}}
+      mscl.put_with_signal @c01 to <rank 1, s[0]> from <rank 0, input[0]>
+    }
+  }
+  mscl.rank 1 {
+    mscl.threadblock 0 {
+      // expected-note @+1 {{the wait on its other end @c10 is on an LL channel too}}
+      mscl.wait [@c10]
+      mscl.copy to <rank 1, output[0]> from <rank 1, s[0]>
+    }
+  }
+}

@@ -447,21 +447,11 @@ bool KernelEmitter::emitOp(Operation *op) {
           const ChannelInfo *c = channel(op, ref);
           if (!c)
             return false;
-          if (c->isPort) {
-            op->emitOpError() << "reduce_put needs memory channels; @"
-                              << c->name << " is a port channel";
-            return false;
-          }
+          // The verifier admits memory channels only, LL ones into packet
+          // buffers, HB ones into plain ones.
           auto d = remote(op, *c, cast<ChunkAttr>(chunk));
           if (!d)
             return false;
-          if (c->isLL != d->isPacket()) {
-            op->emitOpError() << "@" << c->name
-                              << (c->isLL ? " (LL) must write a packet buffer"
-                                          : " (HB) must not write a packet "
-                                            "buffer");
-            return false;
-          }
           dsts.push_back(*d);
         }
         if (auto store = rp.getStore()) {

@@ -117,6 +117,14 @@ struct InFlightSource {
   Access issue;
 };
 
+/// A switch broadcast's store into another rank's memory, which a wait on
+/// that rank must order before its kernel ends.
+struct RemoteStore {
+  Access access;
+  int rank, buffer;
+  int64_t lo, hi;
+};
+
 struct QueueItem {
   bool signal;
   uint64_t seq;
@@ -303,6 +311,7 @@ private:
   std::vector<Region> regions;
   std::vector<ChannelState> channels;
   std::vector<Piece> pieces;
+  std::vector<RemoteStore> remoteStores;
   std::vector<Task> tasks;
   uint32_t nextInst = 1;
   uint32_t nextPut = 1;

@@ -203,18 +203,49 @@ void Machine::reportDeadlock(llvm::StringRef ctx) {
 }
 
 LogicalResult Machine::finish(llvm::StringRef ctx) {
+  // A write into another rank's memory must be visible there before that
+  // rank's kernel ends: a put needs a later signal on its channel (its wait
+  // is the semaphore balance below), a switch broadcast a signal after it
+  // that the peer waits for.
+  for (auto [c, ch] : llvm::enumerate(model.channels)) {
+    const ChannelState &cs = channels[c];
+    if (cs.pending.empty())
+      continue;
+    const PendingPut &put = cs.pending.front();
+    auto diag = error(put.issue.op);
+    diag << "put on @" << ch.name << " into "
+         << describe(put.rank, put.buffer, put.lo, put.hi)
+         << " is never made visible: no later signal on @" << ch.name
+         << " covers it, so rank " << ch.dst
+         << " may finish before the data lands; signal @" << ch.name
+         << " after the put and wait on ";
+    if (ch.peer >= 0)
+      diag << "@" << model.channels[ch.peer].name;
+    else
+      diag << "its other end";
+    diag << " on rank " << ch.dst;
+    addContext(diag);
+    return failure();
+  }
+  for (const RemoteStore &store : remoteStores) {
+    bool seen = llvm::any_of(tasks, [&](const Task &t) {
+      return t.rank == store.rank && t.clock[store.access.task] > store.access.clock;
+    });
+    if (seen)
+      continue;
+    auto diag = error(store.access.op);
+    diag << "switch broadcast into "
+         << describe(store.rank, store.buffer, store.lo, store.hi)
+         << " is never made visible to rank " << store.rank << ": no wait on rank "
+         << store.rank << " follows a signal " << taskName(store.access.task)
+         << " sent after it, so rank " << store.rank
+         << " may finish before the data lands; signal rank " << store.rank
+         << " after the broadcast and wait there";
+    addContext(diag);
+    return failure();
+  }
   for (auto [c, ch] : llvm::enumerate(model.channels)) {
     ChannelState &cs = channels[c];
-    if (!cs.pending.empty() && ch.isPort()) {
-      auto diag = error(cs.pending.front().issue.op);
-      diag << "port put never made visible: the put on @" << ch.name
-           << " is followed by no signal, so its data may land after the "
-              "kernel ends";
-      addContext(diag);
-      return failure();
-    }
-    // Memory-channel stores are complete when the kernel ends.
-    commit(c, UINT64_MAX, Access());
     // Every block of the waiting group must have consumed every increment.
     bool balanced = true;
     int64_t waits = 0, consumed = INT64_MAX; // increments every waiter took

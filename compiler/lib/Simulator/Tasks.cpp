@@ -364,6 +364,10 @@ LogicalResult Machine::runData(int task, const Step &step) {
                          ranges[0].first, ranges[0].second, scratchA.data(),
                          r == t.rank ? WriteKind::Local : WriteKind::Remote)))
           return failure();
+        if (r != t.rank)
+          remoteStores.push_back({Access{task, t.clock[task], inst, false, op},
+                                  r, step.dsts[0].buffer, ranges[0].first,
+                                  ranges[0].second});
       }
       duration += cost.switchLatency +
                   bytes / perUs(std::min(cost.blockBandwidth,

@@ -63,6 +63,13 @@ private:
   llvm::StringMap<SwitchChannelOp> switches;
   /// The thread block (first id) that uses each channel on its source rank.
   llvm::StringMap<std::pair<int64_t, Operation *>> channelUser;
+  /// Signals and waits on LL channels, by channel: a signal and the wait
+  /// on its other end are one mistake, reported once, at the signal.
+  llvm::StringMap<Operation *> llSignals, llWaits;
+  void collectLLSync();
+  /// The LL channel from `channel`'s destination back to its source with
+  /// the same id, if declared.
+  ChannelOp otherEnd(ChannelOp channel) const;
   int64_t currentBlock = 0;
 };
 
@@ -243,13 +250,24 @@ LogicalResult ProgramChecker::checkChannels(Operation *op,
         return failure();
       if (!isSignalOrWait(action) || !isLL(*channel))
         continue;
+      ChannelOp other = otherEnd(*channel);
+      if (action.kind == Action::Kind::Wait && other &&
+          llSignals.count(other.getSymName()))
+        return failure(); // reported at the signal, with a note here
+      InFlightDiagnostic diag = op->emitOpError();
       if (moves)
-        return op->emitOpError() << "signals on LL channel @" << ref.getValue()
-                                 << "; LL packets carry their own flags";
-      return op->emitOpError()
-             << "on LL channel " << ref
+        diag << "signals on LL channel @" << ref.getValue()
+             << "; LL packets carry their own flags";
+      else
+        diag << "on LL channel " << ref
              << ": LL data carries its own flags; synchronise over an HB "
                 "or port channel";
+      if (action.kind == Action::Kind::Signal && other)
+        if (Operation *wait = llWaits.lookup(other.getSymName()))
+          diag.attachNote(wait->getLoc())
+              << "the wait on its other end @" << other.getSymName()
+              << " is on an LL channel too";
+      return diag;
     }
   }
   return success();
@@ -298,6 +316,14 @@ LogicalResult ProgramChecker::checkOperands(Operation *op,
       if (failed(checked))
         return failure();
       channel = *checked;
+      // The block's threads reduce and store the result into the peer's
+      // mapped memory themselves; a port channel's proxy only copies.
+      if (!read && channel.getKind() != ChannelKind::memory)
+        return LogicalResult(op->emitOpError()
+               << "reduces into the peer through port channel @"
+               << channel.getSymName()
+               << "; a reduction's result is stored through a memory "
+                  "channel, a port channel only copies");
     }
     if (read)
       return checkChunkPacket(op, operand.chunk, channel.getDst(),
@@ -334,9 +360,38 @@ LogicalResult ProgramChecker::checkOp(Operation *op, int64_t rank) {
   return success();
 }
 
+ChannelOp ProgramChecker::otherEnd(ChannelOp channel) const {
+  for (const auto &entry : channels) {
+    ChannelOp c = entry.getValue();
+    if (c.getSrc() == channel.getDst() && c.getDst() == channel.getSrc() &&
+        c.getId() == channel.getId() && c.getKind() == channel.getKind() &&
+        isLL(c))
+      return c;
+  }
+  return ChannelOp();
+}
+
+void ProgramChecker::collectLLSync() {
+  program.walk([&](Operation *op) {
+    if (!isa<CommOpInterface>(op))
+      return;
+    for (const Action &action : getActions(op)) {
+      if (!isSignalOrWait(action))
+        continue;
+      for (FlatSymbolRefAttr ref : action.channels) {
+        ChannelOp channel = channels.lookup(ref.getValue());
+        if (channel && isLL(channel))
+          (action.kind == Action::Kind::Signal ? llSignals : llWaits)
+              .try_emplace(ref.getValue(), op);
+      }
+    }
+  });
+}
+
 LogicalResult ProgramChecker::run() {
   if (failed(collectDeclarations()))
     return failure();
+  collectLLSync();
   llvm::DenseSet<int64_t> seenRanks;
   bool ok = true;
   for (auto rankOp : program.getBodyBlock().getOps<RankOp>()) {

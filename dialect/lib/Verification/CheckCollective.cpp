@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GroupedDiagnostics.h"
 #include "Contributions.h"
 #include "ProgramModel.h"
 #include "Schedule.h"
@@ -370,6 +371,7 @@ struct CheckCollectivePass final
   void runOnOperation() override {
     bool ok = true;
     getOperation()->walk([&](ProgramOp program) {
+      GroupedDiagnostics grouped(program->getContext());
       ok &= succeeded(CollectiveChecker(program).run());
     });
     if (!ok)

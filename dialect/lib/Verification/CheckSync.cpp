@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Checks.h"
+#include "GroupedDiagnostics.h"
 
 #include "mscl/Verification/Passes.h"
 
@@ -24,19 +25,24 @@ using namespace mscl::verify;
 namespace {
 
 LogicalResult checkProgram(ProgramOp program) {
+  GroupedDiagnostics grouped(program->getContext());
   ProgramModel model(program);
   Scheduler scheduler(model);
   bool pairing = succeeded(checkSignalWaitPairing(model));
-  bool packets = succeeded(checkPacketWriters(model, scheduler));
+  bool packets = succeeded(checkPacketWriters(model, scheduler)) &&
+                 succeeded(checkPacketSizes(model, scheduler));
   if (!pairing || !packets)
     return failure();
   RaceDetector races(model, scheduler);
   bool finished =
       scheduler.run([&](int block, int step) { races.step(block, step); });
-  bool raceFree = races.finish();
-  if (!finished)
+  bool raceFree = races.finish(finished);
+  if (!finished) {
     reportDeadlock(model, scheduler);
-  return success(finished && raceFree);
+    return failure();
+  }
+  bool inStep = succeeded(checkGroupDrift(program));
+  return success(raceFree && inStep);
 }
 
 struct CheckSyncPass final : mscl::impl::CheckSyncBase<CheckSyncPass> {

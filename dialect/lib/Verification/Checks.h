@@ -18,6 +18,16 @@ mlir::LogicalResult checkSignalWaitPairing(const ProgramModel &model);
 mlir::LogicalResult checkPacketWriters(const ProgramModel &model,
                                        const Scheduler &scheduler);
 
+/// Every packet chunk that is read takes no more elements than its LL put
+/// sends, for every run-time count (chunk sizes depend on it).
+mlir::LogicalResult checkPacketSizes(const ProgramModel &model,
+                                     const Scheduler &scheduler);
+
+/// No block of a thread-block group can send its next signal on a channel
+/// before every block of the group sent the previous one (GroupDrift.cpp).
+/// Run once the program is known to run to completion.
+mlir::LogicalResult checkGroupDrift(ProgramOp program);
+
 /// After a schedule that did not finish: reports each cycle of blocked
 /// thread blocks as a deadlock.
 void reportDeadlock(const ProgramModel &model, const Scheduler &scheduler);
@@ -29,8 +39,11 @@ public:
   RaceDetector(const ProgramModel &model, const Scheduler &scheduler);
   ~RaceDetector();
   void step(int block, int step);
-  /// Reports what was held back; returns true when no race was found.
-  bool finish();
+  /// Once every block ran to its end (`completed`): every write into
+  /// another rank's memory must have been made visible there (see
+  /// Visibility.cpp). Reports what was held back; returns true when no
+  /// race and no invisible write was found.
+  bool finish(bool completed);
 
 private:
   struct Impl;

@@ -13,14 +13,17 @@ using namespace mlir;
 using namespace mscl;
 using namespace mscl::verify;
 
-ProgramModel::ProgramModel(ProgramOp program) : program(program) {
+ProgramModel::ProgramModel(ProgramOp program, int pipelineCopies)
+    : program(program) {
   ranks = static_cast<int64_t>(program.getRanks());
+  chunks = std::max<int64_t>(1, static_cast<int64_t>(program.getChunks()));
   // Buffers first: slots of one rank are laid out buffer after buffer.
   for (auto buffer : program.getBodyBlock().getOps<BufferOp>()) {
     BufferInfo info;
     info.name = buffer.getSymName().str();
     info.chunks = static_cast<int64_t>(buffer.getChunks());
     info.packet = buffer.getPacket();
+    info.user = buffer.getKind() != BufferKind::scratch;
     info.offset = slotsPerRank;
     slotsPerRank += info.chunks;
     bufferIndex[info.name] = static_cast<int>(buffers.size());
@@ -69,15 +72,18 @@ ProgramModel::ProgramModel(ProgramOp program) : program(program) {
       block.op = tb;
       size_t count = 0;
       for (Operation &op : tb.getBody().front())
-        count +=
-            isa<PipelineOp>(op)
-                ? cast<PipelineOp>(op).getBody().front().getOperations().size()
-                : 1;
+        count += isa<PipelineOp>(op) ? pipelineCopies * cast<PipelineOp>(op)
+                                                          .getBody()
+                                                          .front()
+                                                          .getOperations()
+                                                          .size()
+                                     : 1;
       block.steps.reserve(count);
       for (Operation &op : tb.getBody().front()) {
         if (auto pipeline = dyn_cast<PipelineOp>(op)) {
-          for (Operation &inner : pipeline.getBody().front())
-            decode(&inner, pipeline, block.steps);
+          for (int copy = 0; copy < pipelineCopies; ++copy)
+            for (Operation &inner : pipeline.getBody().front())
+              decode(&inner, pipeline, block.steps);
           continue;
         }
         decode(&op, nullptr, block.steps);
@@ -85,23 +91,15 @@ ProgramModel::ProgramModel(ProgramOp program) : program(program) {
       int blockIndex = static_cast<int>(blocks.size());
       for (int s = 0, e = static_cast<int>(block.steps.size()); s < e; ++s) {
         const Step &step = block.steps[s];
-        auto use = [&](int channel) {
-          if (channels[channel].owner < 0)
-            channels[channel].owner = blockIndex;
-        };
-        for (int c : step.waits) {
-          use(c);
+        // The verifier lets one block use each channel; a get or
+        // read_reduce uses it as much as a put does.
+        for (int c : step.channels)
+          if (channels[c].owner < 0)
+            channels[c].owner = blockIndex;
+        for (int c : step.waits)
           channels[c].waitSteps.push_back(s);
-        }
-        for (const Move &move : step.moves)
-          if (move.channel >= 0)
-            use(move.channel);
-        for (int c : step.signals) {
-          use(c);
+        for (int c : step.signals)
           channels[c].signalSteps.push_back(s);
-        }
-        for (int c : step.flushes)
-          use(c);
       }
       blocks.push_back(std::move(block));
     }
@@ -231,6 +229,18 @@ void ProgramModel::decode(Operation *op, Operation *pipeline,
     }
   }
   markSharedSources(step);
+  for (const Action &action : actions) {
+    for (FlatSymbolRefAttr ref : action.channels)
+      if (int c = channelOf(ref); c >= 0)
+        step.channels.push_back(c);
+    for (ArrayRef<ActionOperand> operands :
+         {ArrayRef<ActionOperand>(action.reads),
+          ArrayRef<ActionOperand>(action.writes)})
+      for (const ActionOperand &operand : operands)
+        if (operand.reach == Reach::Peer)
+          if (int c = channelOf(operand.via); c >= 0)
+            step.channels.push_back(c);
+  }
   for (const Move &move : step.moves)
     for (const Range &src : move.srcs)
       step.readsPackets |= isPacket(src);

@@ -58,6 +58,9 @@ struct Step {
   llvm::SmallVector<int, 1> flushes; // channels flushed
   /// Whether some source lies in a packet buffer (the step spins on flags).
   bool readsPackets = false;
+  /// Every point-to-point channel the step goes through (reads through a
+  /// channel included): the block owns them.
+  llvm::SmallVector<int, 1> channels;
 };
 
 struct Block {
@@ -72,6 +75,9 @@ struct BufferInfo {
   std::string name;
   int64_t chunks = 0;
   bool packet = false;
+  /// A user buffer (input/output): chunk j covers [floor(j*count/K),
+  /// floor((j+1)*count/K)); a scratch chunk holds ceil(count/K) elements.
+  bool user = false;
   int64_t offset = 0; // first slot of this buffer within a rank
 };
 
@@ -96,10 +102,15 @@ struct StepRef {
 
 class ProgramModel {
 public:
-  explicit ProgramModel(ProgramOp program);
+  /// `pipelineCopies`: how many iterations of every pipeline body the
+  /// blocks' steps hold (one stands for all of them, see
+  /// docs/verification.md; the group-drift check needs two).
+  explicit ProgramModel(ProgramOp program, int pipelineCopies = 1);
 
   ProgramOp program;
   int64_t ranks = 0;
+  /// K: the chunks per rank that the run-time count is cut into.
+  int64_t chunks = 1;
   std::vector<BufferInfo> buffers;
   llvm::StringMap<int> bufferIndex;
   std::vector<ChannelInfo> channels;

@@ -23,6 +23,15 @@
 // in every schedule (see Schedule.h), so checking along one schedule finds
 // every unordered pair that involves the last write or a read since.
 //
+// Visibility is an obligation of its own, checked once every block ran to
+// its end: a write into another rank's memory must be visible there before
+// that rank's kernel ends, or the host may read the buffer (or the next
+// launch reuse it) before the data lands. A transfer needs a later signal
+// on its channel (the pairing check gives that signal its wait); a switch
+// broadcast into a peer needs a signal after it that some block of the
+// peer waits for (the peer's clock knows the broadcast). LL packets need
+// nothing: their readers spin on the flags.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Checks.h"
@@ -56,11 +65,21 @@ struct Transfer {
   int channel;
   int block;
   int step;
+  int64_t slot;            // first chunk slot it writes
   int64_t signal = -1;     // number of the signal on the channel publishing it
   uint32_t flushEpoch = 0; // epoch of the flush that completed it, 0 if none
 };
 
 constexpr unsigned kMaxReports = 20;
+
+/// A plain store into another rank's memory (a switch broadcast).
+struct RemoteWrite {
+  int block;
+  uint32_t epoch;
+  mlir::Operation *op;
+  int64_t rank;
+  int64_t slot;
+};
 
 /// A block's clock at one of its steps. Consecutive signals of a block with
 /// no join in between differ only in the block's own component, so they
@@ -114,6 +133,24 @@ struct RaceDetector::Impl {
               bool prevIsWrite, bool curIsWrite);
   /// Static: the wait that consumes the signal publishing a put, if any.
   Operation *coveringWait(const Transfer &t) const;
+  /// A read of `chunk` by `read`'s block that a later put into it makes
+  /// a race: reported at the read, naming the wait it lacks.
+  void reportEarlyRead(const std::string &chunk, const Access &read,
+                       const Transfer &put, Operation *putOp);
+  /// A note at the wait `read` follows when that wait is not on the other
+  /// end of `channel`.
+  void noteOtherWait(InFlightDiagnostic &diag, const Access &read,
+                     int channel);
+  /// After a complete schedule: every remote write is visible at its rank.
+  void checkVisibility();
+  bool budget() {
+    if (reports >= kMaxReports) {
+      ++suppressed;
+      return false;
+    }
+    ++reports;
+    return true;
+  }
 
   const ProgramModel &model;
   const Scheduler &scheduler;
@@ -129,6 +166,10 @@ struct RaceDetector::Impl {
   std::vector<std::vector<uint32_t>> waitEpochs;
   std::vector<std::vector<int>> unsignalled, unflushed;
   std::vector<Transfer> transfers;
+  /// Per transfer: part of a reported race (its visibility is not reported
+  /// again).
+  std::vector<char> transferRaced;
+  std::vector<RemoteWrite> remoteWrites;
   /// Clocks of LL puts, for the reads of their packets.
   llvm::DenseMap<std::pair<int, int>, Snapshot> packetClocks;
   llvm::DenseSet<std::pair<Operation *, Operation *>> reportedPairs;
@@ -141,7 +182,9 @@ RaceDetector::RaceDetector(const ProgramModel &model,
     : impl(std::make_unique<Impl>(model, scheduler)) {}
 RaceDetector::~RaceDetector() = default;
 void RaceDetector::step(int block, int step) { impl->step(block, step); }
-bool RaceDetector::finish() {
+bool RaceDetector::finish(bool completed) {
+  if (completed)
+    impl->checkVisibility();
   if (impl->suppressed)
     impl->model.program->emitError()
         << impl->suppressed << " more unordered accesses not shown";
@@ -190,13 +233,11 @@ Operation *RaceDetector::Impl::coveringWait(const Transfer &t) const {
 void RaceDetector::Impl::report(int64_t slot, const Access &prev,
                                 const Access &cur, bool prevIsWrite,
                                 bool curIsWrite) {
-  if (!reportedPairs.insert({cur.op, prev.op}).second)
+  for (int t : {prev.transfer, cur.transfer})
+    if (t >= 0)
+      transferRaced[t] = 1;
+  if (!reportedPairs.insert({cur.op, prev.op}).second || !budget())
     return;
-  if (reports >= kMaxReports) {
-    ++suppressed;
-    return;
-  }
-  ++reports;
   std::string chunk = model.slotName(slot);
   std::string other = model.blockName(prev.block);
   const Transfer *t = prev.transfer >= 0 ? &transfers[prev.transfer] : nullptr;
@@ -219,6 +260,17 @@ void RaceDetector::Impl::report(int64_t slot, const Access &prev,
     diag.attachNote(wait->getLoc())
         << "the data is visible only after this wait, which does not happen "
            "before the read";
+    noteOtherWait(diag, cur, t->channel);
+    return;
+  }
+  // A put landing on a chunk that a block of its destination rank read
+  // before: the read came too early (a wait missing, or on another
+  // channel), not the put.
+  const Transfer *landing =
+      cur.transfer >= 0 ? &transfers[cur.transfer] : nullptr;
+  if (curIsWrite && !prevIsWrite && !t && landing &&
+      model.blocks[prev.block].rank == model.channels[landing->channel].dst) {
+    reportEarlyRead(chunk, prev, *landing, cur.op);
     return;
   }
   if (curIsWrite && !prevIsWrite && t) {
@@ -330,7 +382,9 @@ void RaceDetector::Impl::step(int block, int stepIndex) {
     bool remote = move.channel >= 0 && !model.channels[move.channel].ll;
     if (remote) {
       moveTransfers[m] = static_cast<int>(transfers.size());
-      transfers.push_back({move.channel, block, stepIndex});
+      transfers.push_back(
+          {move.channel, block, stepIndex, model.slot(move.dst, 0)});
+      transferRaced.push_back(0);
       unsignalled[move.channel].push_back(moveTransfers[m]);
       if (model.channels[move.channel].port)
         unflushed[move.channel].push_back(moveTransfers[m]);
@@ -355,6 +409,10 @@ void RaceDetector::Impl::step(int block, int stepIndex) {
       continue; // LL packets: one writer, reads wait for it (checked apart)
     Access access = plain;
     access.transfer = moveTransfers[m];
+    if (move.channel < 0 && move.dst.rank != model.blocks[block].rank &&
+        move.dst.count > 0)
+      remoteWrites.push_back({block, epoch, step.op, move.dst.rank,
+                              model.slot(move.dst, 0)});
     for (int64_t j = 0; j < move.dst.count; ++j)
       write(model.slot(move.dst, j), clock, access);
   }
@@ -376,4 +434,84 @@ void RaceDetector::Impl::step(int block, int stepIndex) {
       packetClocks[{block, stepIndex}] = snapshot(block);
       break;
     }
+}
+
+void RaceDetector::Impl::reportEarlyRead(const std::string &chunk,
+                                         const Access &read,
+                                         const Transfer &put,
+                                         Operation *putOp) {
+  std::string channel = model.channelName(put.channel);
+  InFlightDiagnostic diag =
+      read.op->emitError()
+      << "reads " << chunk
+      << " before the wait that makes the put writing it visible";
+  diag.attachNote(putOp->getLoc())
+      << "written by this put on " << channel << " ("
+      << model.blockName(put.block) << ")";
+  if (Operation *wait = coveringWait(put))
+    diag.attachNote(wait->getLoc())
+        << "the data is visible only after this wait, which does not happen "
+           "before the read";
+  noteOtherWait(diag, read, put.channel);
+}
+
+void RaceDetector::Impl::noteOtherWait(InFlightDiagnostic &diag,
+                                       const Access &read, int channel) {
+  // The reader's last wait before the read, when it waited on another
+  // channel: the likely slip.
+  const std::vector<Step> &steps = model.blocks[read.block].steps;
+  int waitEnd = model.channels[channel].otherEnd;
+  const Step *lastWait = nullptr;
+  for (const Step &step : steps) {
+    if (step.op == read.op)
+      break;
+    if (!step.waits.empty())
+      lastWait = &step;
+  }
+  if (lastWait && !llvm::is_contained(lastWait->waits, waitEnd))
+    diag.attachNote(lastWait->op->getLoc())
+        << "the read follows this wait on "
+        << model.channelName(lastWait->waits.front()) << ", which does not "
+        << "publish a put on " << model.channelName(channel);
+}
+
+void RaceDetector::Impl::checkVisibility() {
+  llvm::DenseSet<Operation *> reported;
+  for (size_t i = 0; i < transfers.size(); ++i) {
+    const Transfer &t = transfers[i];
+    Operation *op = model.blocks[t.block].steps[t.step].op;
+    if (t.signal >= 0 || transferRaced[i] || !reported.insert(op).second ||
+        !budget())
+      continue;
+    const ChannelInfo &channel = model.channels[t.channel];
+    InFlightDiagnostic diag =
+        op->emitError()
+        << "put on " << model.channelName(t.channel) << " into "
+        << model.slotName(t.slot)
+        << " is never made visible: no later signal on "
+        << model.channelName(t.channel) << " covers it, so rank "
+        << channel.dst << " may finish before the data lands; signal "
+        << model.channelName(t.channel) << " after the put and wait on ";
+    if (channel.otherEnd >= 0)
+      diag << model.channelName(channel.otherEnd);
+    else
+      diag << "its other end";
+    diag << " on rank " << channel.dst;
+  }
+  std::vector<std::vector<int>> blocksOf(model.ranks);
+  for (int b = 0, e = static_cast<int>(model.blocks.size()); b < e; ++b)
+    blocksOf[model.blocks[b].rank].push_back(b);
+  for (const RemoteWrite &w : remoteWrites) {
+    bool seen = llvm::any_of(blocksOf[w.rank], [&](int b) {
+      return clocks[b][w.block] >= w.epoch;
+    });
+    if (seen || !reported.insert(w.op).second || !budget())
+      continue;
+    w.op->emitError() << "switch broadcast into " << model.slotName(w.slot)
+                      << " is never made visible to rank " << w.rank
+                      << ": no wait on rank " << w.rank
+                      << " follows a signal sent after it, so rank " << w.rank
+                      << " may finish before the data lands; signal rank "
+                      << w.rank << " after the broadcast and wait there";
+  }
 }
