@@ -20,6 +20,7 @@
 #include "Errors.h"
 #include "RealNccl.h"
 #include "Route.h"
+#include "Validate.h"
 
 #include "mscclc/runtime/Bootstrap.h"
 
@@ -62,16 +63,6 @@ static_assert(offsetof(FallbackConfig, later) == sizeof(ncclConfig_t),
 /// Reads `config` (null: defaults); ncclInvalidArgument for a config not
 /// made by NCCL_CONFIG_INITIALIZER or with contradictory values.
 Outcome readConfig(const ncclConfig_t *config, CommSettings *out);
-
-/// A PreMulSum operator made on a communicator.
-struct PreMulSumOp {
-  int dtype = 0;
-  ncclScalarResidence_t residence = ncclScalarHostImmediate;
-  std::vector<char> hostScalar; ///< the value, for ncclScalarHostImmediate
-  const void *deviceScalar = nullptr;
-  bool hasRealOp = false;
-  ncclRedOp_t realOp = ncclSum; ///< the same operator on the fallback
-};
 
 } // namespace mscclc::nccl
 

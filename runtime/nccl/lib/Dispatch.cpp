@@ -65,11 +65,11 @@ Outcome runFallback(ncclComm *c, const CollectiveArgs &a, cudaStream_t s) {
   const RealNccl *n = c->realLib;
   ncclRedOp_t op = ncclRedOp_t(a.op);
   if (reduces(a.collective) && a.op >= ncclNumOps) {
-    if (!a.premul.hasRealOp)
+    if (!a.premul || !a.premul->hasRealOp)
       return {ncclInternalError,
               fmt::format("{}: operator {} has no counterpart on the fallback "
                           "NCCL", describeCall(a), a.op)};
-    op = ncclRedOp_t(a.premul.realOp);
+    op = a.premul->realOp;
   }
   ncclDataType_t t = ncclDataType_t(a.dtype);
   ncclComm_t rc = c->real;
@@ -166,14 +166,8 @@ ncclResult_t dispatch(const CollectiveArgs &call, ncclComm_t comm,
     std::lock_guard<std::mutex> lock(c->mutex);
     auto it = c->ops.find(a.op);
     opKnown = it != c->ops.end();
-    if (opKnown) {
-      const PreMulSumOp &op = it->second;
-      a.premul.set = true;
-      a.premul.deviceScalar = op.deviceScalar;
-      a.premul.hostScalar = op.hostScalar;
-      a.premul.hasRealOp = op.hasRealOp;
-      a.premul.realOp = int(op.realOp);
-    }
+    if (opKnown)
+      a.premul = it->second;
   }
   o = checkArguments(a, c->rank, c->nranks, opKnown);
   if (!o.ok())

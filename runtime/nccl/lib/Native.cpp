@@ -62,7 +62,7 @@ struct NativeCall {
 /// operator of ncclRedOpCreatePreMulSum (its scalar travels in the args).
 std::optional<mscclcRedOp_t> callOp(const CollectiveArgs &a) {
   if (a.op >= ncclNumOps)
-    return a.premul.set ? std::optional(mscclcPreMulSum) : std::nullopt;
+    return a.premul ? std::optional(mscclcPreMulSum) : std::nullopt;
   return mscclcOp(a.op);
 }
 
@@ -121,9 +121,9 @@ Outcome runNative(ncclComm *c, const CollectiveArgs &a, cudaStream_t stream,
       n.op == mscclcPreMulSum
           ? mscclcRunCollectivePreMulSum(
                 c->native, n.coll, a.send, a.recv, a.count, n.dtype,
-                a.premul.deviceScalar ? a.premul.deviceScalar
-                                      : a.premul.hostScalar.data(),
-                a.premul.deviceScalar ? 1 : 0, a.root, stream)
+                a.premul->deviceScalar ? a.premul->deviceScalar
+                                       : a.premul->hostScalar.data(),
+                a.premul->deviceScalar ? 1 : 0, a.root, stream)
           : mscclcRunCollective(c->native, n.coll, a.send, a.recv, a.count,
                                 n.dtype, n.op, a.root, stream);
   if (ranNothing)

@@ -12,6 +12,7 @@
 
 #include "Route.h"
 
+#include <optional>
 #include <vector>
 
 namespace mscclc::nccl {
@@ -27,6 +28,16 @@ bool reduces(Collective c);
 /// Whether the collective has a root (Broadcast, Reduce, Gather, Scatter).
 bool rooted(Collective c);
 
+/// A PreMulSum operator made on a communicator.
+struct PreMulSumOp {
+  int dtype = 0;
+  ncclScalarResidence_t residence = ncclScalarHostImmediate;
+  std::vector<char> hostScalar; ///< the value, for ncclScalarHostImmediate
+  const void *deviceScalar = nullptr;
+  bool hasRealOp = false;
+  ncclRedOp_t realOp = ncclSum; ///< the same operator on the fallback
+};
+
 struct CollectiveArgs {
   Collective collective;
   const void *send = nullptr;
@@ -35,16 +46,10 @@ struct CollectiveArgs {
   int dtype = 0;
   int op = 0;
   int root = 0; ///< root, or the peer of Send/Recv
-  /// For an operator of ncclRedOpCreatePreMulSum: its scalar and its
-  /// fallback counterpart, taken when the call is made (the operator may be
-  /// destroyed before the group that holds the call ends, as NCCL allows).
-  struct PreMulSum {
-    bool set = false;
-    const void *deviceScalar = nullptr; ///< ncclScalarDevice
-    std::vector<char> hostScalar;       ///< ncclScalarHostImmediate
-    bool hasRealOp = false;
-    int realOp = 0;
-  } premul;
+  /// For an operator of ncclRedOpCreatePreMulSum: a copy of it, taken when
+  /// the call is made (the operator may be destroyed before the group that
+  /// holds the call ends, as NCCL allows).
+  std::optional<PreMulSumOp> premul;
 };
 
 /// `rank` of `nranks`; `dynamicOpKnown`: whether `args.op` (>= ncclNumOps)
