@@ -2,6 +2,7 @@
 
 #include "Dispatch.h"
 #include "Exports.h"
+#include "SelfCalls.h"
 
 using namespace mscclc::nccl;
 
@@ -26,30 +27,38 @@ ncclResult_t run(Collective coll, const void *send, void *recv, size_t count,
 extern "C" {
 
 ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
-                           ncclDataType_t datatype, ncclRedOp_t op,
-                           ncclComm_t comm, cudaStream_t stream) {
+                        ncclDataType_t datatype, ncclRedOp_t op,
+                        ncclComm_t comm, cudaStream_t stream) {
+  MSCCLC_REAL_SELF_CALL(AllReduce, sendbuff, recvbuff, count, datatype,
+                        op, comm, stream);
   return run(Collective::AllReduce, sendbuff, recvbuff, count, datatype, op, 0,
              comm, stream);
 }
 
 ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff,
-                           size_t sendcount, ncclDataType_t datatype,
-                           ncclComm_t comm, cudaStream_t stream) {
+                        size_t sendcount, ncclDataType_t datatype,
+                        ncclComm_t comm, cudaStream_t stream) {
+  MSCCLC_REAL_SELF_CALL(AllGather, sendbuff, recvbuff, sendcount,
+                        datatype, comm, stream);
   return run(Collective::AllGather, sendbuff, recvbuff, sendcount, datatype,
              ncclSum, 0, comm, stream);
 }
 
 ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuff,
-                               size_t recvcount, ncclDataType_t datatype,
-                               ncclRedOp_t op, ncclComm_t comm,
-                               cudaStream_t stream) {
+                            size_t recvcount, ncclDataType_t datatype,
+                            ncclRedOp_t op, ncclComm_t comm,
+                            cudaStream_t stream) {
+  MSCCLC_REAL_SELF_CALL(ReduceScatter, sendbuff, recvbuff, recvcount,
+                        datatype, op, comm, stream);
   return run(Collective::ReduceScatter, sendbuff, recvbuff, recvcount, datatype,
              op, 0, comm, stream);
 }
 
 ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff, size_t count,
-                           ncclDataType_t datatype, int root, ncclComm_t comm,
-                           cudaStream_t stream) {
+                        ncclDataType_t datatype, int root, ncclComm_t comm,
+                        cudaStream_t stream) {
+  MSCCLC_REAL_SELF_CALL(Broadcast, sendbuff, recvbuff, count, datatype,
+                        root, comm, stream);
   return run(Collective::Broadcast, sendbuff, recvbuff, count, datatype,
              ncclSum, root, comm, stream);
 }
@@ -57,6 +66,8 @@ ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff, size_t count,
 /// The in-place broadcast of NCCL's first API.
 ncclResult_t ncclBcast(void *buff, size_t count, ncclDataType_t datatype,
                        int root, ncclComm_t comm, cudaStream_t stream) {
+  MSCCLC_REAL_SELF_CALL(Bcast, buff, count, datatype, root, comm,
+                        stream);
   return run(Collective::Broadcast, buff, buff, count, datatype, ncclSum, root,
              comm, stream);
 }
@@ -64,6 +75,8 @@ ncclResult_t ncclBcast(void *buff, size_t count, ncclDataType_t datatype,
 ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff, size_t count,
                         ncclDataType_t datatype, ncclRedOp_t op, int root,
                         ncclComm_t comm, cudaStream_t stream) {
+  MSCCLC_REAL_SELF_CALL(Reduce, sendbuff, recvbuff, count, datatype, op,
+                        root, comm, stream);
   return run(Collective::Reduce, sendbuff, recvbuff, count, datatype, op, root,
              comm, stream);
 }
@@ -71,6 +84,8 @@ ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff, size_t count,
 ncclResult_t ncclAlltoAll(const void *sendbuff, void *recvbuff, size_t count,
                           ncclDataType_t datatype, ncclComm_t comm,
                           cudaStream_t stream) {
+  MSCCLC_REAL_SELF_CALL(AlltoAll, sendbuff, recvbuff, count, datatype,
+                        comm, stream);
   return run(Collective::AllToAll, sendbuff, recvbuff, count, datatype, ncclSum,
              0, comm, stream);
 }
@@ -78,6 +93,8 @@ ncclResult_t ncclAlltoAll(const void *sendbuff, void *recvbuff, size_t count,
 ncclResult_t ncclGather(const void *sendbuff, void *recvbuff, size_t count,
                         ncclDataType_t datatype, int root, ncclComm_t comm,
                         cudaStream_t stream) {
+  MSCCLC_REAL_SELF_CALL(Gather, sendbuff, recvbuff, count, datatype,
+                        root, comm, stream);
   return run(Collective::Gather, sendbuff, recvbuff, count, datatype, ncclSum,
              root, comm, stream);
 }
@@ -85,6 +102,8 @@ ncclResult_t ncclGather(const void *sendbuff, void *recvbuff, size_t count,
 ncclResult_t ncclScatter(const void *sendbuff, void *recvbuff, size_t count,
                          ncclDataType_t datatype, int root, ncclComm_t comm,
                          cudaStream_t stream) {
+  MSCCLC_REAL_SELF_CALL(Scatter, sendbuff, recvbuff, count, datatype,
+                        root, comm, stream);
   return run(Collective::Scatter, sendbuff, recvbuff, count, datatype, ncclSum,
              root, comm, stream);
 }
@@ -92,19 +111,30 @@ ncclResult_t ncclScatter(const void *sendbuff, void *recvbuff, size_t count,
 ncclResult_t ncclSend(const void *sendbuff, size_t count,
                       ncclDataType_t datatype, int peer, ncclComm_t comm,
                       cudaStream_t stream) {
+  MSCCLC_REAL_SELF_CALL(Send, sendbuff, count, datatype, peer, comm,
+                        stream);
   return run(Collective::Send, sendbuff, nullptr, count, datatype, ncclSum,
              peer, comm, stream);
 }
 
 ncclResult_t ncclRecv(void *recvbuff, size_t count, ncclDataType_t datatype,
                       int peer, ncclComm_t comm, cudaStream_t stream) {
+  MSCCLC_REAL_SELF_CALL(Recv, recvbuff, count, datatype, peer, comm,
+                        stream);
   return run(Collective::Recv, nullptr, recvbuff, count, datatype, ncclSum,
              peer, comm, stream);
 }
 
-ncclResult_t ncclGroupStart(void) { return groupStart(); }
-ncclResult_t ncclGroupEnd(void) { return groupEnd(nullptr); }
+ncclResult_t ncclGroupStart(void) {
+  MSCCLC_REAL_SELF_CALL(GroupStart);
+  return groupStart();
+}
+ncclResult_t ncclGroupEnd(void) {
+  MSCCLC_REAL_SELF_CALL(GroupEnd);
+  return groupEnd(nullptr);
+}
 ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t *simInfo) {
+  MSCCLC_REAL_SELF_CALL(GroupSimulateEnd, simInfo);
   if (!simInfo)
     return fail(ncclInvalidArgument, "ncclGroupSimulateEnd: simInfo is NULL");
   return groupEnd(simInfo);

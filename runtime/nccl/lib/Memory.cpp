@@ -11,6 +11,7 @@
 
 #include "Comm.h"
 #include "Exports.h"
+#include "SelfCalls.h"
 
 #include "mscclc/runtime/Communicator.h"
 
@@ -19,6 +20,7 @@ using namespace mscclc::nccl;
 extern "C" {
 
 ncclResult_t ncclMemAlloc(void **ptr, size_t size) {
+  MSCCLC_REAL_SELF_CALL(MemAlloc, ptr, size);
   if (!ptr)
     return fail(ncclInvalidArgument, "ncclMemAlloc: ptr is NULL");
   *ptr = nullptr;
@@ -34,13 +36,15 @@ ncclResult_t ncclMemAlloc(void **ptr, size_t size) {
 }
 
 ncclResult_t ncclMemFree(void *ptr) {
+  MSCCLC_REAL_SELF_CALL(MemFree, ptr);
   if (!ptr)
     return ncclSuccess;
   return report(fromCuda(cudaFree(ptr), "ncclMemFree: cudaFree"));
 }
 
 ncclResult_t ncclCommRegister(const ncclComm_t comm, void *buff, size_t size,
-                              void **handle) {
+                           void **handle) {
+  MSCCLC_REAL_SELF_CALL(CommRegister, comm, buff, size, handle);
   const char *fn = "ncclCommRegister";
   ncclComm *c = nullptr;
   Outcome o = lookupComm(comm, fn, &c);
@@ -49,7 +53,7 @@ ncclResult_t ncclCommRegister(const ncclComm_t comm, void *buff, size_t size,
   if (!buff || !handle || size == 0)
     return fail(ncclInvalidArgument,
                 fmt::format("{}: buff and handle must not be NULL and size "
-                            "not 0", fn));
+                         "not 0", fn));
   void *realHandle = nullptr;
   if (c->real) {
     ncclResult_t r = c->realLib->CommRegister(c->real, buff, size, &realHandle);
@@ -64,6 +68,7 @@ ncclResult_t ncclCommRegister(const ncclComm_t comm, void *buff, size_t size,
 }
 
 ncclResult_t ncclCommDeregister(const ncclComm_t comm, void *handle) {
+  MSCCLC_REAL_SELF_CALL(CommDeregister, comm, handle);
   const char *fn = "ncclCommDeregister";
   ncclComm *c = nullptr;
   Outcome o = lookupComm(comm, fn, &c);
@@ -76,8 +81,8 @@ ncclResult_t ncclCommDeregister(const ncclComm_t comm, void *handle) {
     if (it == c->registrations.end())
       return fail(ncclInvalidArgument,
                   fmt::format("{}: handle {} was not made by ncclCommRegister "
-                              "on this communicator",
-                              fn, handle));
+                           "on this communicator",
+                           fn, handle));
     reg = std::move(it->second);
     c->registrations.erase(it);
   }
@@ -90,7 +95,9 @@ ncclResult_t ncclCommDeregister(const ncclComm_t comm, void *handle) {
 }
 
 ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void *buff, size_t size,
-                                    ncclWindow_t *win, int winFlags) {
+                                 ncclWindow_t *win, int winFlags) {
+  MSCCLC_REAL_SELF_CALL(CommWindowRegister, comm, buff, size, win,
+                        winFlags);
   const char *fn = "ncclCommWindowRegister";
   ncclComm *c = nullptr;
   Outcome o = lookupComm(comm, fn, &c);
@@ -99,7 +106,7 @@ ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void *buff, size_t size,
   if (!buff || !win || size == 0)
     return fail(ncclInvalidArgument,
                 fmt::format("{}: buff and win must not be NULL and size not 0",
-                            fn));
+                         fn));
   if (winFlags & ~NCCL_WIN_COLL_SYMMETRIC)
     return fail(ncclInvalidArgument,
                 fmt::format("{}: unknown window flags {:#x}", fn, winFlags));
@@ -121,6 +128,7 @@ ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void *buff, size_t size,
 }
 
 ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win) {
+  MSCCLC_REAL_SELF_CALL(CommWindowDeregister, comm, win);
   const char *fn = "ncclCommWindowDeregister";
   ncclComm *c = nullptr;
   Outcome o = lookupComm(comm, fn, &c);
@@ -133,8 +141,8 @@ ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win) {
     if (it == c->windows.end())
       return fail(ncclInvalidArgument,
                   fmt::format("{}: window {} was not registered on this "
-                              "communicator",
-                              fn, static_cast<const void *>(win)));
+                           "communicator",
+                           fn, static_cast<const void *>(win)));
     w = std::move(it->second);
     c->windows.erase(it);
   }

@@ -154,6 +154,33 @@ constexpr int kDeepBind = RTLD_DEEPBIND;
 constexpr int kDeepBind = RTLD_DEEPBIND;
 #endif
 
+/// The executable segments of the loaded object `handle`.
+std::vector<RealNccl::CodeRange> codeRanges(void *handle) {
+  struct Search {
+    uintptr_t base = 0;
+    std::vector<RealNccl::CodeRange> found;
+  } search;
+  link_map *map = nullptr;
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || !map)
+    return {};
+  search.base = map->l_addr;
+  dl_iterate_phdr(
+      [](dl_phdr_info *info, size_t, void *data) {
+        auto *s = static_cast<Search *>(data);
+        if (info->dlpi_addr != s->base)
+          return 0;
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          const ElfW(Phdr) &ph = info->dlpi_phdr[i];
+          if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X))
+            s->found.push_back({info->dlpi_addr + ph.p_vaddr,
+                                info->dlpi_addr + ph.p_vaddr + ph.p_memsz});
+        }
+        return 1;
+      },
+      &search);
+  return search.found;
+}
+
 /// Opens `path` as the real NCCL; null with `why` when it is not one.
 std::unique_ptr<RealNccl> tryLoad(const std::string &path, std::string *why) {
   void *h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | kDeepBind);
@@ -171,15 +198,18 @@ std::unique_ptr<RealNccl> tryLoad(const std::string &path, std::string *why) {
   auto real = std::make_unique<RealNccl>();
   real->path = path;
   real->handle = h;
+  real->code = codeRanges(h);
   std::string missing;
 #define MSCCLC_RESOLVE(name)                                                   \
-  real->name = reinterpret_cast<decltype(real->name)>(dlsym(h, "nccl" #name)); \
+  real->name =                                                                 \
+      reinterpret_cast<decltype(real->name)::Pointer>(dlsym(h, "nccl" #name)); \
   if (!real->name)                                                             \
     missing += " nccl" #name;
   MSCCLC_REAL_NCCL_FUNCTIONS(MSCCLC_RESOLVE)
 #undef MSCCLC_RESOLVE
 #define MSCCLC_RESOLVE_OPTIONAL(name)                                          \
-  real->name = reinterpret_cast<decltype(real->name)>(dlsym(h, "nccl" #name));
+  real->name =                                                                 \
+      reinterpret_cast<decltype(real->name)::Pointer>(dlsym(h, "nccl" #name));
   MSCCLC_REAL_NCCL_OPTIONAL_FUNCTIONS(MSCCLC_RESOLVE_OPTIONAL)
 #undef MSCCLC_RESOLVE_OPTIONAL
   if (!missing.empty()) {

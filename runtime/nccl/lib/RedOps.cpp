@@ -13,6 +13,7 @@
 #include "Comm.h"
 #include "Dispatch.h"
 #include "Exports.h"
+#include "SelfCalls.h"
 #include "Validate.h"
 
 #include <cstring>
@@ -22,9 +23,11 @@ using namespace mscclc::nccl;
 extern "C" {
 
 ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t *op, void *scalar,
-                                      ncclDataType_t datatype,
-                                      ncclScalarResidence_t residence,
-                                      ncclComm_t comm) {
+                                   ncclDataType_t datatype,
+                                   ncclScalarResidence_t residence,
+                                   ncclComm_t comm) {
+  MSCCLC_REAL_SELF_CALL(RedOpCreatePreMulSum, op, scalar, datatype,
+                        residence, comm);
   const char *fn = "ncclRedOpCreatePreMulSum";
   ncclComm *c = nullptr;
   Outcome o = lookupComm(comm, fn, &c);
@@ -50,7 +53,7 @@ ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t *op, void *scalar,
   }
   if (c->real) {
     ncclResult_t r = c->realLib->RedOpCreatePreMulSum(&made.realOp, scalar, datatype,
-                                                      residence, c->real);
+                                                   residence, c->real);
     if (r != ncclSuccess)
       return failOnFallback(c, fn, r);
     made.hasRealOp = true;
@@ -66,6 +69,7 @@ ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t *op, void *scalar,
 }
 
 ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
+  MSCCLC_REAL_SELF_CALL(RedOpDestroy, op, comm);
   const char *fn = "ncclRedOpDestroy";
   ncclComm *c = nullptr;
   Outcome o = lookupComm(comm, fn, &c);
@@ -78,9 +82,9 @@ ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
     if (it == c->ops.end())
       return fail(ncclInvalidArgument,
                   fmt::format("{}: operator {} was not made by "
-                              "ncclRedOpCreatePreMulSum on this communicator "
-                              "(or was destroyed)",
-                              fn, int(op)));
+                           "ncclRedOpCreatePreMulSum on this communicator "
+                           "(or was destroyed)",
+                           fn, int(op)));
     gone = std::move(it->second);
     c->ops.erase(it);
   }

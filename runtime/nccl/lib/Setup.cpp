@@ -2,6 +2,7 @@
 
 #include "Dispatch.h"
 #include "Exports.h"
+#include "SelfCalls.h"
 
 #include <algorithm>
 #include <cstring>
@@ -112,8 +113,8 @@ Outcome splitExchange(ncclComm *parent, int color, int key, int *newRank,
     return {ncclSystemError,
             leader ? "ncclCommSplit: " + failure
                    : fmt::format("ncclCommSplit: rank {} could not make the "
-                                 "new communicator's id",
-                                 members.front())};
+                              "new communicator's id",
+                              members.front())};
   *newRank = int(std::find(members.begin(), members.end(), parent->rank) -
                  members.begin());
   *newSize = int(members.size());
@@ -175,6 +176,7 @@ ncclResult_t split(ncclComm *parent, int color, int key, ncclComm_t *newcomm,
 extern "C" {
 
 ncclResult_t ncclGetVersion(int *version) {
+  MSCCLC_REAL_SELF_CALL(GetVersion, version);
   if (!version)
     return fail(ncclInvalidArgument, "ncclGetVersion: version is NULL");
   *version = NCCL_VERSION_CODE;
@@ -185,6 +187,7 @@ ncclResult_t ncclGetVersion(int *version) {
 /// and loading one that no enumerator covers as an ncclResult_t is
 /// undefined behaviour in C++.
 const char *ncclGetErrorString(ncclResult_t result) {
+  MSCCLC_REAL_SELF_CALL(GetErrorString, result);
   int code;
   memcpy(&code, &result, sizeof(code));
   static_assert(sizeof(code) == sizeof(result), "ncclResult_t is an int");
@@ -192,9 +195,13 @@ const char *ncclGetErrorString(ncclResult_t result) {
 }
 
 /// NCCL keeps one message per thread, whatever the communicator.
-const char *ncclGetLastError(ncclComm_t) { return lastErrorMessage(); }
+const char *ncclGetLastError(ncclComm_t comm) {
+  MSCCLC_REAL_SELF_CALL(GetLastError, comm);
+  return lastErrorMessage();
+}
 
 ncclResult_t ncclGetUniqueId(ncclUniqueId *uniqueId) {
+  MSCCLC_REAL_SELF_CALL(GetUniqueId, uniqueId);
   if (!uniqueId)
     return fail(ncclInvalidArgument, "ncclGetUniqueId: uniqueId is NULL");
   rt::UniqueId u;
@@ -206,14 +213,17 @@ ncclResult_t ncclGetUniqueId(ncclUniqueId *uniqueId) {
 }
 
 ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId,
-                              int rank) {
+                           int rank) {
+  MSCCLC_REAL_SELF_CALL(CommInitRank, comm, nranks, commId, rank);
   return initRank("ncclCommInitRank", comm, nranks, toInternal(commId), rank,
                   nullptr);
 }
 
 ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks,
-                                    ncclUniqueId commId, int rank,
-                                    ncclConfig_t *config) {
+                                 ncclUniqueId commId, int rank,
+                                 ncclConfig_t *config) {
+  MSCCLC_REAL_SELF_CALL(CommInitRankConfig, comm, nranks, commId, rank,
+                        config);
   return initRank("ncclCommInitRankConfig", comm, nranks, toInternal(commId),
                   rank, config);
 }
@@ -221,19 +231,22 @@ ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks,
 /// NCCL spreads its bootstrap over several roots; every rank here joins the
 /// root of the first id (its maker keeps it open until all ranks came).
 ncclResult_t ncclCommInitRankScalable(ncclComm_t *newcomm, int nranks,
-                                      int myrank, int nId,
-                                      ncclUniqueId *commIds,
-                                      ncclConfig_t *config) {
+                                   int myrank, int nId,
+                                   ncclUniqueId *commIds,
+                                   ncclConfig_t *config) {
+  MSCCLC_REAL_SELF_CALL(CommInitRankScalable, newcomm, nranks, myrank, nId,
+                        commIds, config);
   if (nId < 1 || !commIds)
     return fail(ncclInvalidArgument,
                 fmt::format("ncclCommInitRankScalable: {} ids at {}: at least "
-                            "one id expected",
-                            nId, static_cast<const void *>(commIds)));
+                         "one id expected",
+                         nId, static_cast<const void *>(commIds)));
   return initRank("ncclCommInitRankScalable", newcomm, nranks,
                   toInternal(commIds[0]), myrank, config);
 }
 
 ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev, const int *devlist) {
+  MSCCLC_REAL_SELF_CALL(CommInitAll, comms, ndev, devlist);
   const char *fn = "ncclCommInitAll";
   if (!comms)
     return fail(ncclInvalidArgument, fmt::format("{}: comms is NULL", fn));
@@ -250,14 +263,14 @@ ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev, const int *devlist) {
     if (d < 0 || d >= count)
       return fail(ncclInvalidArgument,
                   fmt::format("{}: device {} (entry {}) does not exist ({} "
-                              "devices)",
-                              fn, d, i, count));
+                           "devices)",
+                           fn, d, i, count));
     if (std::count(devices.begin(), devices.end(), d) && !sharedGpuAllowed())
       return fail(ncclInvalidUsage,
                   fmt::format("{}: device {} is listed twice; several ranks on "
-                              "one GPU are allowed only for tests, with "
-                              "MSCCLC_ALLOW_SHARED_GPU=1",
-                              fn, d));
+                           "one GPU are allowed only for tests, with "
+                           "MSCCLC_ALLOW_SHARED_GPU=1",
+                           fn, d));
     devices.push_back(d);
   }
   FallbackPolicy policy;
@@ -290,7 +303,8 @@ ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev, const int *devlist) {
 }
 
 ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key,
-                           ncclComm_t *newcomm, ncclConfig_t *config) {
+                        ncclComm_t *newcomm, ncclConfig_t *config) {
+  MSCCLC_REAL_SELF_CALL(CommSplit, comm, color, key, newcomm, config);
   const char *fn = "ncclCommSplit";
   ncclComm *c = nullptr;
   Outcome o = lookupComm(comm, fn, &c);
@@ -302,14 +316,14 @@ ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key,
   if (color < 0 && color != NCCL_SPLIT_NOCOLOR)
     return fail(ncclInvalidArgument,
                 fmt::format("{}: color {} is negative and not "
-                            "NCCL_SPLIT_NOCOLOR",
-                            fn, color));
+                         "NCCL_SPLIT_NOCOLOR",
+                         fn, color));
   if (!c->bootstrap)
     return fail(ncclInvalidUsage,
                 fmt::format("{}: this communicator came from ncclCommShrink "
-                            "with excluded ranks and has no mscclc part to "
-                            "split",
-                            fn));
+                         "with excluded ranks and has no mscclc part to "
+                         "split",
+                         fn));
   CommSettings settings = c->settings;
   if (config) {
     o = readConfig(config, &settings);
@@ -320,8 +334,10 @@ ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key,
 }
 
 ncclResult_t ncclCommShrink(ncclComm_t comm, int *excludeRanksList,
-                            int excludeRanksCount, ncclComm_t *newcomm,
-                            ncclConfig_t *config, int shrinkFlags) {
+                         int excludeRanksCount, ncclComm_t *newcomm,
+                         ncclConfig_t *config, int shrinkFlags) {
+  MSCCLC_REAL_SELF_CALL(CommShrink, comm, excludeRanksList,
+                        excludeRanksCount, newcomm, config, shrinkFlags);
   const char *fn = "ncclCommShrink";
   ncclComm *c = nullptr;
   Outcome o = lookupComm(comm, fn, &c);
@@ -331,8 +347,8 @@ ncclResult_t ncclCommShrink(ncclComm_t comm, int *excludeRanksList,
       excludeRanksCount < 0)
     return fail(ncclInvalidArgument,
                 fmt::format("{}: newcomm is NULL or the exclusion list is "
-                            "invalid",
-                            fn));
+                         "invalid",
+                         fn));
   *newcomm = nullptr;
   if (shrinkFlags & ~NCCL_SHRINK_ABORT)
     return fail(ncclInvalidArgument,
@@ -343,14 +359,14 @@ ncclResult_t ncclCommShrink(ncclComm_t comm, int *excludeRanksList,
     if (r < 0 || r >= c->nranks || !excluded.insert(r).second)
       return fail(ncclInvalidArgument,
                   fmt::format("{}: excluded rank {} is out of range or listed "
-                              "twice",
-                              fn, r));
+                           "twice",
+                           fn, r));
   }
   if (excluded.count(c->rank))
     return fail(ncclInvalidArgument,
                 fmt::format("{}: this rank ({}) is in the exclusion list: "
-                            "excluded ranks do not call ncclCommShrink",
-                            fn, c->rank));
+                         "excluded ranks do not call ncclCommShrink",
+                         fn, c->rank));
   CommSettings settings = c->settings;
   if (config) {
     o = readConfig(config, &settings);
@@ -367,21 +383,21 @@ ncclResult_t ncclCommShrink(ncclComm_t comm, int *excludeRanksList,
   if (!c->real || !c->realLib->CommShrink)
     return fail(ncclInvalidUsage,
                 fmt::format("{}: excluding ranks needs a fallback NCCL with "
-                            "ncclCommShrink (2.27 or later), and {}",
-                            fn,
-                            c->real ? "the fallback lacks it" : c->noFallback));
+                         "ncclCommShrink (2.27 or later), and {}",
+                         fn,
+                         c->real ? "the fallback lacks it" : c->noFallback));
   ncclComm_t real = nullptr;
   FallbackConfig raw(settings.raw);
   raw.config.blocking = 1;
   ncclResult_t r = c->realLib->CommShrink(c->real, excludeRanksList,
-                                          excludeRanksCount, &real, &raw.config,
-                                          shrinkFlags);
+                                       excludeRanksCount, &real, &raw.config,
+                                       shrinkFlags);
   if (r != ncclSuccess)
     return failOnFallback(c, fn, r);
   int below = int(std::count_if(excluded.begin(), excluded.end(),
-                                [&](int e) { return e < c->rank; }));
+                             [&](int e) { return e < c->rank; }));
   ncclComm *made = newComm(c->rank - below, c->nranks - excludeRanksCount,
-                           c->device, settings);
+                        c->device, settings);
   made->real = real;
   made->realLib = c->realLib;
   made->noNative = "the communicator came from ncclCommShrink with excluded "
@@ -392,6 +408,7 @@ ncclResult_t ncclCommShrink(ncclComm_t comm, int *excludeRanksList,
 }
 
 ncclResult_t ncclCommFinalize(ncclComm_t comm) {
+  MSCCLC_REAL_SELF_CALL(CommFinalize, comm);
   ncclComm *c = nullptr;
   Outcome o = lookupComm(comm, "ncclCommFinalize", &c);
   if (!o.ok())
@@ -405,6 +422,7 @@ ncclResult_t ncclCommFinalize(ncclComm_t comm) {
 }
 
 ncclResult_t ncclCommDestroy(ncclComm_t comm) {
+  MSCCLC_REAL_SELF_CALL(CommDestroy, comm);
   if (!comm)
     return ncclSuccess; // as NCCL
   ncclComm *c = nullptr;
@@ -415,6 +433,7 @@ ncclResult_t ncclCommDestroy(ncclComm_t comm) {
 }
 
 ncclResult_t ncclCommAbort(ncclComm_t comm) {
+  MSCCLC_REAL_SELF_CALL(CommAbort, comm);
   if (!comm)
     return ncclSuccess; // as NCCL
   ncclComm *c = nullptr;
@@ -425,6 +444,7 @@ ncclResult_t ncclCommAbort(ncclComm_t comm) {
 }
 
 ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *asyncError) {
+  MSCCLC_REAL_SELF_CALL(CommGetAsyncError, comm, asyncError);
   const char *fn = "ncclCommGetAsyncError";
   ncclComm *c = nullptr;
   Outcome o = lookupCommNoWait(comm, fn, &c);
@@ -451,7 +471,7 @@ ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *asyncError) {
     if (c->realLib->CommGetAsyncError(c->real, &r) == ncclSuccess &&
         r != ncclSuccess && r != ncclInProgress)
       found = {r, fmt::format("the fallback NCCL: {}",
-                              c->realLib->GetLastError(nullptr))};
+                           c->realLib->GetLastError(nullptr))};
   }
   std::lock_guard<std::mutex> lock(c->mutex);
   if (c->asyncError.ok() && !found.ok())
@@ -462,6 +482,7 @@ ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *asyncError) {
 }
 
 ncclResult_t ncclCommCount(const ncclComm_t comm, int *count) {
+  MSCCLC_REAL_SELF_CALL(CommCount, comm, count);
   ncclComm *c = nullptr;
   Outcome o = lookupComm(comm, "ncclCommCount", &c);
   if (!o.ok())
@@ -473,6 +494,7 @@ ncclResult_t ncclCommCount(const ncclComm_t comm, int *count) {
 }
 
 ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int *device) {
+  MSCCLC_REAL_SELF_CALL(CommCuDevice, comm, device);
   ncclComm *c = nullptr;
   Outcome o = lookupComm(comm, "ncclCommCuDevice", &c);
   if (!o.ok())
@@ -484,6 +506,7 @@ ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int *device) {
 }
 
 ncclResult_t ncclCommUserRank(const ncclComm_t comm, int *rank) {
+  MSCCLC_REAL_SELF_CALL(CommUserRank, comm, rank);
   ncclComm *c = nullptr;
   Outcome o = lookupComm(comm, "ncclCommUserRank", &c);
   if (!o.ok())
@@ -495,6 +518,7 @@ ncclResult_t ncclCommUserRank(const ncclComm_t comm, int *rank) {
 }
 
 ncclResult_t ncclCommSuspend(ncclComm_t comm, int flags) {
+  MSCCLC_REAL_SELF_CALL(CommSuspend, comm, flags);
   ncclComm *c = nullptr;
   Outcome o = lookupComm(comm, "ncclCommSuspend", &c);
   if (!o.ok())
@@ -508,6 +532,7 @@ ncclResult_t ncclCommSuspend(ncclComm_t comm, int flags) {
 }
 
 ncclResult_t ncclCommResume(ncclComm_t comm) {
+  MSCCLC_REAL_SELF_CALL(CommResume, comm);
   ncclComm *c = nullptr;
   Outcome o = lookupComm(comm, "ncclCommResume", &c);
   if (!o.ok())
@@ -521,8 +546,9 @@ ncclResult_t ncclCommResume(ncclComm_t comm) {
 }
 
 ncclResult_t ncclDevCommCreate(ncclComm_t comm,
-                               const struct ncclDevCommRequirements *reqs,
-                               struct ncclDevComm *outDevComm) {
+                            const struct ncclDevCommRequirements *reqs,
+                            struct ncclDevComm *outDevComm) {
+  MSCCLC_REAL_SELF_CALL(DevCommCreate, comm, reqs, outDevComm);
   ncclComm *c = nullptr;
   Outcome o = lookupComm(comm, "ncclDevCommCreate", &c);
   if (!o.ok())
@@ -539,7 +565,8 @@ ncclResult_t ncclDevCommCreate(ncclComm_t comm,
 }
 
 ncclResult_t ncclDevCommDestroy(ncclComm_t comm,
-                                const struct ncclDevComm *devComm) {
+                             const struct ncclDevComm *devComm) {
+  MSCCLC_REAL_SELF_CALL(DevCommDestroy, comm, devComm);
   ncclComm *c = nullptr;
   Outcome o = lookupComm(comm, "ncclDevCommDestroy", &c);
   if (!o.ok())

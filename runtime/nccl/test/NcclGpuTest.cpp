@@ -19,10 +19,13 @@
 //   --abort-test: rank 0 alone in an all-reduce: ncclCommAbort ends its
 //       waiting kernel long before the time-out.
 //   --fallback-test: one rank per GPU with MSCCLC_NCCL_FALLBACK=all: every
-//       collective and PreMulSum through the real NCCL (skipped when none
-//       is found).
+//       collective, PreMulSum and ncclCommFinalize through the real NCCL
+//       (skipped when none is found).
 //   --premulsum-test: only the PreMulSum cases of --collectives.
-// Options: --ranks N (default 2), --quick.
+// Options: --ranks N (default 2), --quick, --real-preloaded PATH (before
+// anything else, load the real NCCL at PATH into the global scope, as
+// PyTorch does at import: its calls of its own functions then reach ours,
+// which must hand them back).
 // Prints PASS/FAIL/NOTE lines; exit 0 pass, 1 fail, 77 skipped (no GPU).
 //
 //===----------------------------------------------------------------------===//
@@ -33,6 +36,8 @@
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 #include <cuda_runtime.h>
+
+#include <dlfcn.h>
 
 #include <chrono>
 #include <cmath>
@@ -818,6 +823,11 @@ int fallbackTest(bool quick) {
   runCase(w, Coll::AllReduce, 4096, ncclBfloat16, ncclAvg, Placement::OutOfPlace, true);
   testPreMulSum(w);
   testGraph(w, true);
+  check(ncclCommFinalize(w.comms[0]) == ncclSuccess,
+        "ncclCommFinalize on the fallback: " + lastError());
+  ncclResult_t async = ncclInternalError;
+  check(ncclCommGetAsyncError(w.comms[0], &async) == ncclSuccess && async == ncclSuccess,
+        "no async error after ncclCommFinalize");
   endWorld(&w);
   return failures ? 1 : 0;
 }
@@ -869,6 +879,7 @@ int collectivesTest(int ranks, bool quick) {
 int main(int argc, char **argv) {
   int ranks = 2;
   bool quick = false;
+  std::string preloaded;
   std::string mode = "--collectives";
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -876,6 +887,8 @@ int main(int argc, char **argv) {
       ranks = atoi(argv[++i]);
     else if (a == "--quick")
       quick = true;
+    else if (a == "--real-preloaded" && i + 1 < argc)
+      preloaded = argv[++i];
     else if (a == "--collectives" || a == "--timeout-test" || a == "--abort-test" ||
              a == "--fallback-test" || a == "--premulsum-test")
       mode = a;
@@ -894,6 +907,13 @@ int main(int argc, char **argv) {
     setenv("MSCCLC_TIMEOUT_MS", "30000", 1);
   if (mode == "--fallback-test")
     setenv("MSCCLC_NCCL_FALLBACK", "all", 1);
+  if (!preloaded.empty()) {
+    if (!dlopen(preloaded.c_str(), RTLD_NOW | RTLD_GLOBAL)) {
+      fprintf(stderr, "--real-preloaded: %s\n", dlerror());
+      return 2;
+    }
+    printf("NOTE the real NCCL %s is loaded into the global scope\n", preloaded.c_str());
+  }
   int gpus = 0;
   if (cudaGetDeviceCount(&gpus) != cudaSuccess || gpus == 0) {
     printf("SKIP no GPU\n");

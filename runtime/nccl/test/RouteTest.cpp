@@ -8,10 +8,13 @@
 
 #include "Comm.h"
 #include "RealNccl.h"
+#include "SelfCalls.h"
 #include "Route.h"
 #include "Validate.h"
 
 #include <gtest/gtest.h>
+
+#include <dlfcn.h>
 
 #include <algorithm>
 
@@ -360,10 +363,24 @@ TEST(RealNccl, TheForcedLibraryIsLoadedOrRefusedWithTheReason) {
   ASSERT_NE(real, nullptr) << why;
   EXPECT_EQ(real->path, forced);
   EXPECT_EQ(std::to_string(real->version), e);
-  EXPECT_NE(real->AllReduce, nullptr);
-  EXPECT_NE(real->CommSuspend, nullptr); // optional, and this one has it
-  EXPECT_EQ(real->CommShrink, nullptr);  // optional, and this one lacks it
+  EXPECT_TRUE(real->AllReduce);
+  EXPECT_TRUE(real->CommSuspend);  // optional, and this one has it
+  EXPECT_FALSE(real->CommShrink);  // optional, and this one lacks it
   EXPECT_EQ(loadedRealNccl(), real);
+
+  // Calls of our exports that the real NCCL makes are told apart
+  // (SelfCalls.h): from its code, or while a call into it runs.
+  void *itsCode = dlsym(real->handle, "ncclAllReduce");
+  ASSERT_NE(itsCode, nullptr);
+  EXPECT_TRUE(calledByRealNccl(itsCode));
+  EXPECT_FALSE(calledByRealNccl(reinterpret_cast<void *>(&realNccl)));
+  EXPECT_FALSE(insideRealNccl());
+  {
+    RealCallScope inside;
+    EXPECT_TRUE(insideRealNccl());
+    EXPECT_TRUE(calledByRealNccl(reinterpret_cast<void *>(&realNccl)));
+  }
+  EXPECT_FALSE(insideRealNccl());
 }
 
 } // namespace
