@@ -248,7 +248,8 @@ mscclcResult_t mscclcCommInitRank(mscclcComm_t *comm, int nranks,
   int device = 0;
   if (cudaGetDevice(&device) != cudaSuccess) {
     (void)cudaGetLastError();
-    return fail(Status(Code::CudaError, "no CUDA device is available"));
+    return fail(
+        Status(Code::CudaError, "no " MSCCLC_GPU_API " device is available"));
   }
   UniqueId u;
   memcpy(u.bytes, id.internal, sizeof(u.bytes));

@@ -91,7 +91,7 @@ Status Communicator::init(const UniqueId &id, int rank, int nranks,
                           int device) {
   int count = 0;
   if (!cudaDeviceAvailable(&count))
-    return Status(Code::CudaError, "no CUDA device is available");
+    return Status(Code::CudaError, "no " MSCCLC_GPU_API " device is available");
   if (device < 0 || device >= count)
     return invalidArgument(
         fmt::format("device {} does not exist ({} devices)", device, count));
@@ -137,8 +137,8 @@ Status Communicator::init(const UniqueId &id, int rank, int nranks,
     if (sameProcess(r))
       MSCCLC_TRY(enablePeerAccess(peers_[size_t(r)].device));
   }
-  MSCCLC_LOG(Info, "rank {}/{} on device {} ({}, sm_{}) ready", rank, nranks,
-             device, mine.busId, mine.arch);
+  MSCCLC_LOG(Info, "rank {}/{} on device {} ({}, {}) ready", rank, nranks,
+             device, mine.busId, archName(mine.arch));
   return Status::ok();
 }
 

@@ -1,7 +1,13 @@
 //===- Cuda.cpp - Checked CUDA calls and the driver entry points ----------===//
+//
+// With CudaNamesForHip.h, the one file of the runtime with code for each
+// vendor: how the driver table is filled and how errors are named.
+//
+//===----------------------------------------------------------------------===//
 
 #include "mscclc/runtime/Cuda.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 
@@ -21,6 +27,29 @@ Status toStatus(cudaError_t err, const char *call, const char *file,
                             cudaGetErrorString(err), cudaGetErrorName(err),
                             baseName(file), line));
 }
+
+#if MSCCLC_TARGET_HIP
+
+Status driverApi(const DriverApi **out) {
+  // libamdhip64 exports its module calls; there is nothing to look up.
+  static const DriverApi api = [] {
+    DriverApi a;
+    a.moduleLoadData = &::hipModuleLoadData;
+    a.moduleUnload = &::hipModuleUnload;
+    a.moduleGetFunction = &::hipModuleGetFunction;
+    a.launchKernel = &::hipModuleLaunchKernel;
+    a.occupancyMaxActiveBlocksPerMultiprocessor =
+        &::hipModuleOccupancyMaxActiveBlocksPerMultiprocessor;
+    a.streamWriteValue64 = &::hipStreamWriteValue64;
+    a.memGetAddressRange = &::hipMemGetAddressRange;
+    a.pointerGetAttribute = &::hipPointerGetAttribute;
+    return a;
+  }();
+  *out = &api;
+  return Status::ok();
+}
+
+#else
 
 Status toStatus(CUresult err, const char *call, const char *file, int line) {
   const char *text = nullptr;
@@ -103,6 +132,8 @@ Status driverApi(const DriverApi **out) {
   return status;
 }
 
+#endif // MSCCLC_TARGET_HIP
+
 bool cudaDeviceAvailable(int *count) {
   int n = 0;
   cudaError_t err = cudaGetDeviceCount(&n);
@@ -113,6 +144,17 @@ bool cudaDeviceAvailable(int *count) {
   if (count)
     *count = n;
   return n > 0;
+}
+
+const char *hardwareQueuesVariable() {
+  return MSCCLC_TARGET_HIP ? "GPU_MAX_HW_QUEUES"
+                           : "CUDA_DEVICE_MAX_CONNECTIONS";
+}
+
+int hardwareQueues() {
+  const char *env = getenv(hardwareQueuesVariable());
+  int n = env && *env ? atoi(env) : MSCCLC_TARGET_HIP ? 4 : 8;
+  return n < 1 ? 1 : n > 32 ? 32 : n;
 }
 
 DeviceGuard::DeviceGuard(int device) {

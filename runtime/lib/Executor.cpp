@@ -184,7 +184,7 @@ Status Executor::init() {
   size_t semBytes = (nSem * sizeof(uint64_t) + kIpcGranularity - 1) /
                     kIpcGranularity * kIpcGranularity;
   MSCCLC_CUDA_CHECK(cudaStreamCreateWithFlags(&setupStream_, cudaStreamNonBlocking));
-  MSCCLC_CUDA_CHECK(cudaMalloc(&semaphores_, semBytes));
+  MSCCLC_CUDA_CHECK(mallocPeerVisible(&semaphores_, semBytes));
   MSCCLC_TRY(zeroDevice(semaphores_, nSem * sizeof(uint64_t)));
   MSCCLC_CUDA_CHECK(
       cudaMalloc(&blockEpoch_, size_t(rankPlan_.blocks) * sizeof(mscclc_u32)));
@@ -249,14 +249,6 @@ size_t Executor::proxyStreamCount() const {
   return nPort == 0 ? 0 : sharesGpu() ? 1 : nPort;
 }
 
-/// The hardware work queues CUDA gives a device: streams beyond them share
-/// queues, and work queued behind a kernel that spins never starts.
-static int hardwareQueues() {
-  const char *env = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
-  int n = env && *env ? atoi(env) : 8;
-  return n < 1 ? 1 : n > 32 ? 32 : n;
-}
-
 Status Executor::checkDeviceFit() {
   const DriverApi *api = nullptr;
   MSCCLC_TRY(driverApi(&api));
@@ -310,9 +302,10 @@ Status Executor::checkDeviceFit() {
         "program {} drives {} streams on the GPU of rank {} (ranks {}: a "
         "launch stream each, and the port-channel proxy's), more than its {} "
         "hardware work queues: work queued behind a waiting kernel would "
-        "never start. Set CUDA_DEVICE_MAX_CONNECTIONS=32 before CUDA "
+        "never start. Set {}=32 before " MSCCLC_GPU_API " "
         "initialises, or put fewer ranks on the GPU",
-        plan_.name, streams, comm_.rank(), ranks, hardwareQueues()));
+        plan_.name, streams, comm_.rank(), ranks, hardwareQueues(),
+        hardwareQueuesVariable()));
   return Status::ok();
 }
 
@@ -430,8 +423,7 @@ uint64_t Executor::allocationId(const void *ptr) const {
   unsigned long long id = 0;
   if (ptr && driverApi(&api).isOk() &&
       api->pointerGetAttribute(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID,
-                               reinterpret_cast<CUdeviceptr>(ptr)) ==
-          CUDA_SUCCESS)
+                               toDevicePtr(ptr)) == CUDA_SUCCESS)
     return id;
   return 0;
 }
@@ -532,7 +524,7 @@ Status Executor::ensureScratch(uint64_t count) {
   if (scratch_)
     MSCCLC_TRY(retireScratch());
   uint64_t bytes = grown.total();
-  MSCCLC_CUDA_CHECK(cudaMalloc(&scratch_, bytes));
+  MSCCLC_CUDA_CHECK(mallocPeerVisible(&scratch_, bytes));
   // LL flags start at 0 and launches use flags >= 1.
   MSCCLC_TRY(zeroDevice(scratch_, bytes));
   layout_ = grown; // only once the memory is there
@@ -673,9 +665,8 @@ Status Executor::buildContext(const void *input, void *output, Context *ctx) {
     auto extentOf = [&](const void *p) -> uint64_t {
       CUdeviceptr base = 0;
       size_t size = 0;
-      if (!p || api->memGetAddressRange(&base, &size,
-                                        reinterpret_cast<CUdeviceptr>(p)) !=
-                    CUDA_SUCCESS)
+      if (!p ||
+          api->memGetAddressRange(&base, &size, toDevicePtr(p)) != CUDA_SUCCESS)
         return 0;
       return uint64_t(base) + size - reinterpret_cast<uint64_t>(p);
     };

@@ -1,8 +1,10 @@
 //===- Loader.cpp - NVRTC compile, kernel cache, module load --------------===//
 
 #include "mscclc/runtime/Loader.h"
-#include "mscclc/runtime/Hash.h"
+#include "mscclc/jit/HipOffload.h"
+#include "mscclc/jit/Hiprtc.h"
 #include "mscclc/jit/Nvrtc.h"
+#include "mscclc/runtime/Hash.h"
 
 #include <cerrno>
 #include <chrono>
@@ -21,7 +23,13 @@ namespace mscclc::rt {
 namespace {
 
 // Entry: magic '\n' key '\n' size '\n' sha256(bytes) '\n' bytes.
+#if MSCCLC_TARGET_HIP
+constexpr const char *kCacheMagic = "MSCCLC-HSACO-1";
+constexpr const char *kCacheSuffix = ".hsaco";
+#else
 constexpr const char *kCacheMagic = "MSCCLC-CUBIN-2";
+constexpr const char *kCacheSuffix = ".cubin";
+#endif
 
 double msSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(
@@ -48,7 +56,31 @@ Status makeDirs(const std::string &path) {
   return Status::ok();
 }
 
+#if MSCCLC_TARGET_HIP
+/// The HIP compiler of a request: hipRTC in process where it knows the
+/// processor, else an offload compiler in a child process (HipOffload.h).
+/// Returns its name and version, for the cache key.
+std::string hipCompilerOf(const CompileRequest &request, bool *useHiprtc) {
+  std::string why, version;
+  *useHiprtc = jit::hiprtcSupportsArch(archName(request.arch), &why) &&
+               jit::hiprtcAvailable(&version);
+  if (*useHiprtc)
+    return "hiprtc " + version;
+  // Their versions are not known without running them: the key names the
+  // compilers chosen, and MSCCLC_CACHE=0 rebuilds after an upgrade.
+  const char *hipcc = getenv("MSCCLC_HIPCC");
+  const char *clang = getenv("MSCCLC_HIP_CLANG");
+  return fmt::format("offload {} {}", hipcc ? hipcc : "hipcc",
+                     clang ? clang : "clang++-22");
+}
+#endif
+
 } // namespace
+
+std::string archName(int arch) {
+  return MSCCLC_TARGET_HIP ? fmt::format("gfx{:x}", arch)
+                           : fmt::format("sm_{}", arch);
+}
 
 std::vector<std::string> nvrtcOptions(const CompileRequest &request) {
   return jit::nvrtcOptions(std::to_string(request.arch),
@@ -56,13 +88,21 @@ std::vector<std::string> nvrtcOptions(const CompileRequest &request) {
 }
 
 std::string cacheKey(const CompileRequest &request) {
-  std::string nvrtcVersion;
-  if (!jit::nvrtcAvailable(&nvrtcVersion))
-    nvrtcVersion = "unavailable";
+#if MSCCLC_TARGET_HIP
+  bool useHiprtc = false;
+  std::string compiler = hipCompilerOf(request, &useHiprtc);
+  std::vector<std::string> options =
+      jit::hiprtcOptions(archName(request.arch), request.options);
+#else
+  std::string compiler;
+  if (!jit::nvrtcAvailable(&compiler))
+    compiler = "unavailable";
+  std::vector<std::string> options = nvrtcOptions(request);
+#endif
   Sha256 h;
   h.field(kCacheMagic);
-  h.field(nvrtcVersion);
-  for (const std::string &o : nvrtcOptions(request))
+  h.field(compiler);
+  for (const std::string &o : options)
     h.field(o);
   for (const jit::DeviceHeader &hdr : jit::deviceHeaders()) {
     h.field(hdr.name);
@@ -89,7 +129,7 @@ KernelCache KernelCache::fromEnvironment() {
 }
 
 std::string KernelCache::pathFor(const std::string &key) const {
-  return dir_ + "/" + key + ".cubin";
+  return dir_ + "/" + key + kCacheSuffix;
 }
 
 Status KernelCache::checkDirectory() const {
@@ -191,6 +231,45 @@ Status KernelCache::store(const std::string &key,
   return Status::ok();
 }
 
+#if MSCCLC_TARGET_HIP
+
+Status compileToCubin(const CompileRequest &request, std::string *codeObject) {
+  if (request.arch <= 0)
+    return invalidArgument("a HIP compile needs a device architecture");
+  std::string arch = archName(request.arch);
+  bool useHiprtc = false;
+  (void)hipCompilerOf(request, &useHiprtc);
+  bool ok = false;
+  std::string log, binary;
+  if (useHiprtc) {
+    jit::HiprtcRequest rtc;
+    rtc.source = request.source;
+    rtc.sourceName = request.name;
+    rtc.arch = arch;
+    rtc.defines = request.options;
+    jit::HiprtcResult r = jit::compileWithHiprtc(rtc);
+    ok = r.ok, log = std::move(r.log), binary = std::move(r.binary);
+  } else {
+    jit::HipOffloadRequest offload;
+    offload.source = request.source;
+    offload.arch = arch;
+    offload.defines = request.options;
+    jit::HipOffloadResult r = jit::compileWithHipOffload(offload);
+    ok = r.ok, log = std::move(r.log), binary = std::move(r.binary);
+  }
+  const char *with = useHiprtc ? "hipRTC" : "the HIP offload compiler";
+  if (!ok)
+    return Status(Code::CompileError,
+                  fmt::format("{} failed to compile {} for {}:\n{}", with,
+                              request.name, arch, log));
+  if (!log.empty())
+    MSCCLC_LOG(Debug, "{} log for {}:\n{}", with, request.name, log);
+  *codeObject = std::move(binary);
+  return Status::ok();
+}
+
+#else
+
 Status compileToCubin(const CompileRequest &request, std::string *cubin) {
   if (request.arch <= 0)
     return invalidArgument("NVRTC compile needs a device architecture");
@@ -210,6 +289,8 @@ Status compileToCubin(const CompileRequest &request, std::string *cubin) {
   *cubin = std::move(result.binary);
   return Status::ok();
 }
+
+#endif // MSCCLC_TARGET_HIP
 
 Status compileCached(const CompileRequest &request, const KernelCache &cache,
                      std::string *cubin, CompileStats *stats) {
@@ -237,6 +318,37 @@ Status compileCached(const CompileRequest &request, const KernelCache &cache,
   return Status::ok();
 }
 
+#if MSCCLC_TARGET_HIP
+
+Status deviceArch(int device, int *arch) {
+  hipDeviceProp_t prop;
+  MSCCLC_CUDA_CHECK(hipGetDeviceProperties(&prop, device));
+  // "gfx90a:sramecc+:xnack-": the processor, then its target features.
+  std::string name(prop.gcnArchName);
+  name = name.substr(0, name.find(':'));
+  if (!jit::isGfxArch(name))
+    return unsupported(
+        fmt::format("device {} reports the processor '{}', not gfx...", device,
+                    prop.gcnArchName));
+  *arch = int(std::stoul(name.substr(3), nullptr, 16));
+#if HIP_VERSION_MAJOR >= 6
+  // The kernels' time-outs count wall_clock64() ticks of 10 ns (device
+  // library, MSCCLC_HIP_WALL_CLOCK_NS_PER_TICK): right for gfx90a and
+  // gfx942, whose constant clock runs at 100 MHz.
+  int kHz = 0;
+  if (hipDeviceGetAttribute(&kHz, hipDeviceAttributeWallClockRate, device) ==
+          hipSuccess &&
+      kHz != 100000)
+    MSCCLC_LOG(Warn,
+               "device {} ({}): wall clock at {} kHz, not 100000: kernel "
+               "time-outs (MSCCLC_TIMEOUT_MS) are off by {:.2f}x",
+               device, name, kHz, 100000.0 / kHz);
+#endif
+  return Status::ok();
+}
+
+#else
+
 Status deviceArch(int device, int *arch) {
   int major = 0, minor = 0;
   MSCCLC_CUDA_CHECK(cudaDeviceGetAttribute(
@@ -246,6 +358,8 @@ Status deviceArch(int device, int *arch) {
   *arch = major * 10 + minor;
   return Status::ok();
 }
+
+#endif // MSCCLC_TARGET_HIP
 
 Module::~Module() {
   if (!module_)

@@ -54,6 +54,7 @@ constexpr size_t kMinGranule = size_t(2) << 20;
 
 size_t roundUp(size_t v, size_t to) { return (v + to - 1) / to * to; }
 
+#if !MSCCLC_TARGET_HIP // AMD GPUs have neither (Cuda.h)
 Status needVmm(const DriverApi *api) {
   if (!api->deviceGet || !api->memCreate || !api->memMap || !api->memUnmap ||
       !api->memAddressReserve || !api->memAddressFree || !api->memSetAccess ||
@@ -71,6 +72,7 @@ CUmemAccessDesc readWrite(int device) {
   d.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
   return d;
 }
+#endif
 
 /// What each rank tells the others at every step of bindMulticast.
 struct BindRecord {
@@ -112,6 +114,29 @@ void note(BindRecord &rec, const Status &s) {
 }
 
 } // namespace
+
+#if MSCCLC_TARGET_HIP
+
+/// What mscclcMemAlloc and SwitchChannels would need.
+static Status noVmmOnHip(const char *what) {
+  return unsupported(fmt::format(
+      "{} needs CUDA's virtual memory and NVLink multicast, which HIP and "
+      "AMD GPUs do not have (this libmscclc is built for HIP): allocate "
+      "buffers with hipMalloc and compile the algorithm without switch "
+      "channels",
+      what));
+}
+
+Status allocateCuMem(int, size_t, void **ptr) {
+  *ptr = nullptr;
+  return noVmmOnHip("mscclcMemAlloc");
+}
+
+Status freeCuMem(void *ptr) {
+  return ptr ? noVmmOnHip("mscclcMemFree") : Status::ok();
+}
+
+#else
 
 Status allocateCuMem(int device, size_t bytes, void **ptr) {
   *ptr = nullptr;
@@ -290,6 +315,8 @@ const MulticastDriver &cudaMulticastDriver(const DriverApi *api) {
 
 } // namespace
 
+#endif // MSCCLC_TARGET_HIP
+
 MulticastRegion::~MulticastRegion() {
   if (haveHandle_)
     driver_.release(handle_, device_, va_, size_, stage_);
@@ -300,6 +327,10 @@ Status bindMulticast(Communicator &comm, const std::vector<int> &group,
   out->reset();
   // The guard comes first: nothing below runs where multicast is off.
   MSCCLC_TRY(multicastAllowed());
+#if MSCCLC_TARGET_HIP
+  (void)comm, (void)group, (void)local;
+  return noVmmOnHip("a SwitchChannel");
+#else
   const DriverApi *api = nullptr;
   MSCCLC_TRY(driverApi(&api));
   MSCCLC_TRY(needVmm(api));
@@ -309,6 +340,7 @@ Status bindMulticast(Communicator &comm, const std::vector<int> &group,
     return unsupported("this CUDA driver has no multicast entry points");
   return bindMulticast(comm.bootstrap(), comm.device(),
                        cudaMulticastDriver(api), group, local, out);
+#endif
 }
 
 Status bindMulticast(Bootstrap &bootstrap, int device,

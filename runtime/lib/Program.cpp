@@ -229,6 +229,19 @@ Status Program::compileFile(const std::string &path,
   MSCCLC_TRY(splitBundle(output, &cuda, &plan)
                  .context(fmt::format("reading the output of mscclc for {}",
                                       path)));
+#if MSCCLC_TARGET_HIP
+  // The bundle holds CUDA; the plan is the same for HIP, whose source takes
+  // a second run (--emit=hip) of the same arguments.
+  args.back() = "--emit=hip";
+  output.clear(), err.clear();
+  MSCCLC_TRY(runProcess(compiler, args, &output, &err, &code));
+  if (code != 0 || output.empty())
+    return Status(Code::CompileError,
+                  fmt::format("mscclc --emit=hip failed (exit {}) for {}:\n{}",
+                              code, path,
+                              err.empty() ? "(no diagnostics)" : err));
+  cuda = std::move(output);
+#endif
   MSCCLC_TRY(fromGenerated(cuda, plan, out)
                  .context(fmt::format("loading the output of mscclc for {}",
                                       path)));
@@ -287,7 +300,7 @@ Status Program::cubin(int arch, const std::string &dtype,
   }
   CompileRequest req;
   req.source = cudaSource_;
-  req.name = plan_.name + ".cu";
+  req.name = plan_.name + (MSCCLC_TARGET_HIP ? ".hip" : ".cu");
   req.arch = arch;
   req.options = {"-DMSCCLC_DTYPE=" + dtype, "-DMSCCLC_REDOP=" + redop,
                  "-DMSCCLC_RANK=" + std::to_string(rank)};

@@ -25,11 +25,25 @@
 #ifndef MSCCLC_MSCCLC_H
 #define MSCCLC_MSCCLC_H
 
+#include "mscclc/device/Target.h"
+
+#if MSCCLC_TARGET_HIP
+#include <hip/hip_runtime_api.h>
+#else
 #include <cuda_runtime_api.h>
+#endif
 #include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
+#endif
+
+/* The stream of the GPU runtime libmscclc was built for: cudaStream_t,
+ * or hipStream_t where it was built for AMD GPUs (MSCCLC_TARGET_HIP). */
+#if MSCCLC_TARGET_HIP
+typedef hipStream_t mscclcStream_t;
+#else
+typedef cudaStream_t mscclcStream_t;
 #endif
 
 #define MSCCLC_MAJOR 0
@@ -174,17 +188,17 @@ mscclcResult_t mscclcProgramUsesSwitchChannels(mscclcProgram_t program,
 mscclcResult_t mscclcProgramRun(mscclcProgram_t program, mscclcComm_t comm,
                                 const void *sendbuff, void *recvbuff,
                                 size_t count, mscclcDataType_t dtype,
-                                mscclcRedOp_t op, cudaStream_t stream);
+                                mscclcRedOp_t op, mscclcStream_t stream);
 /* Does the collective setup of mscclcProgramRun without launching. */
 mscclcResult_t mscclcProgramPrepare(mscclcProgram_t program, mscclcComm_t comm,
                                     const void *sendbuff, void *recvbuff,
                                     size_t count, mscclcDataType_t dtype,
-                                    mscclcRedOp_t op, cudaStream_t stream);
+                                    mscclcRedOp_t op, mscclcStream_t stream);
 /* Waits for `stream` and reports an error the kernels recorded (rank, block,
  * channel, operation, .mscl line) as mscclcDeviceError. */
 mscclcResult_t mscclcProgramCheck(mscclcProgram_t program, mscclcComm_t comm,
                                   mscclcDataType_t dtype, mscclcRedOp_t op,
-                                  cudaStream_t stream);
+                                  mscclcStream_t stream);
 /* Collective: resets the program's semaphores, epochs and scratch on every
  * rank, after a device error. */
 mscclcResult_t mscclcProgramReset(mscclcProgram_t program, mscclcComm_t comm,
@@ -229,7 +243,7 @@ mscclcResult_t mscclcRunCollective(mscclcComm_t comm, mscclcCollective_t coll,
                                    const void *sendbuff, void *recvbuff,
                                    size_t count, mscclcDataType_t dtype,
                                    mscclcRedOp_t op, int root,
-                                   cudaStream_t stream);
+                                   mscclcStream_t stream);
 /* mscclcRunCollective with mscclcPreMulSum: every rank's input is multiplied
  * by its own `scalar` (one element of `dtype`, in T's arithmetic) before the
  * sum, in a kernel that copies the input into the executor's staging (so
@@ -241,7 +255,7 @@ mscclcResult_t mscclcRunCollective(mscclcComm_t comm, mscclcCollective_t coll,
 mscclcResult_t mscclcRunCollectivePreMulSum(
     mscclcComm_t comm, mscclcCollective_t coll, const void *sendbuff,
     void *recvbuff, size_t count, mscclcDataType_t dtype, const void *scalar,
-    int scalarOnDevice, int root, cudaStream_t stream);
+    int scalarOnDevice, int root, mscclcStream_t stream);
 /* The most thread blocks a stdlib collective may launch per rank on this
  * communicator (0: no limit, the default), to leave SMs to the
  * application; the NCCL library passes ncclConfig_t.maxCTAs. The selection

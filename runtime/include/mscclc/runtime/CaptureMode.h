@@ -13,7 +13,7 @@
 #ifndef MSCCLC_RUNTIME_CAPTUREMODE_H
 #define MSCCLC_RUNTIME_CAPTUREMODE_H
 
-#include <cuda_runtime_api.h>
+#include "mscclc/runtime/Cuda.h"
 
 namespace mscclc::rt {
 

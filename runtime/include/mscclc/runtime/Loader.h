@@ -7,6 +7,13 @@
 // headers are the ones `mscclc --emit=cubin` uses (mscclc/jit/Nvrtc.h), so
 // a program compiles the same wherever the library is installed.
 //
+// A HIP build (MSCCLC_TARGET_HIP) compiles generated HIP instead, into an
+// AMDGPU code object: with hipRTC (mscclc/jit/Hiprtc.h) where it knows the
+// device's processor, else with the offload compiler of `mscclc
+// --emit=hsaco` (mscclc/jit/HipOffload.h); the cache is the same, its key
+// naming the compiler used and its entries `<key>.hsaco`. Below, "cubin"
+// then means that code object and "arch" the processor's gfx number.
+//
 // Cache location: MSCCLC_CACHE_DIR, else $XDG_CACHE_HOME/mscclc, else
 // ~/.cache/mscclc. MSCCLC_CACHE=0 turns it off. Entries are written to a
 // temporary file and renamed, so concurrent ranks never read half a file;
@@ -32,8 +39,12 @@ struct CompileRequest {
   std::string source;
   std::string name = "mscclc_program.cu"; ///< For diagnostics.
   std::vector<std::string> options;       ///< Extra NVRTC options.
-  int arch = 0;                           ///< e.g. 90 for sm_90.
+  /// e.g. 90 for sm_90; HIP: the gfx number read as hex, 0x90a for gfx90a.
+  int arch = 0;
 };
+
+/// "sm_90", or for HIP "gfx90a": the name of an `arch` for messages.
+std::string archName(int arch);
 
 /// The NVRTC options of a request: jit::nvrtcOptions for a CUBIN of its
 /// architecture, then the request's own options.
@@ -79,7 +90,8 @@ Status compileToCubin(const CompileRequest &request, std::string *cubin);
 Status compileCached(const CompileRequest &request, const KernelCache &cache,
                      std::string *cubin, CompileStats *stats);
 
-/// The compute capability of a device as 10*major+minor.
+/// The compute capability of a device as 10*major+minor (HIP: the gfx
+/// number of its gcnArchName).
 Status deviceArch(int device, int *arch);
 
 /// A loaded CUmodule on one device; unloads on destruction.
