@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 echo "== running tests"
 ctest --test-dir build --output-on-failure -j "${MSCCLC_JOBS:-$(nproc)}"
-# The runtime built for HIP, where ROCm's HIP is installed (about 3 minutes
+# The runtime built for HIP, where ROCm's HIP is installed (about 1 minute
 # on 2 cores); MSCCLC_SKIP_HIP=1 leaves it out.
 if [ "${MSCCLC_SKIP_HIP:-0}" != 1 ] &&
    { dpkg-query -W -f='${Status}' libamdhip64-dev 2>/dev/null | grep -q "install ok installed" ||
