@@ -301,6 +301,10 @@ Buffers allocate(const World &w, Coll c, size_t count, ncclDataType_t t,
     for (size_t i = 0; i < b.sendElems; ++i)
       store(t, host.data(), i, inputValue(r, i));
     CUDA_OK(cudaMemcpy(send, host.data(), b.sendElems * es, cudaMemcpyHostToDevice));
+    // The memset, and the copy from pageable memory, may still be under way
+    // on the legacy stream when they return; the ranks' non-blocking
+    // streams do not wait for it.
+    CUDA_OK(cudaDeviceSynchronize());
     b.send.push_back(send);
     b.recv.push_back(recv);
   }
@@ -490,7 +494,7 @@ void testGraph(const World &w, bool warm) {
   syncAll(w);
   for (int r = 0; r < w.ranks; ++r) {
     CUDA_OK(cudaSetDevice(w.devices[r]));
-    CUDA_OK(cudaMemset(b.recv[r], 0, count * 4));
+    CUDA_OK(cudaMemsetAsync(b.recv[r], 0, count * 4, w.streams[r]));
     // Global, as torch.cuda.graph captures by default.
     CUDA_OK(cudaStreamBeginCapture(w.streams[r], cudaStreamCaptureModeGlobal));
   }
@@ -548,7 +552,7 @@ void testGraph(const World &w, bool warm) {
     }
     for (int r = 0; r < w.ranks; ++r) {
       CUDA_OK(cudaSetDevice(w.devices[r]));
-      CUDA_OK(cudaMemset(b.recv[r], 0, count * 4));
+      CUDA_OK(cudaMemsetAsync(b.recv[r], 0, count * 4, w.streams[r]));
     }
     for (int r = 0; r < w.ranks; ++r) {
       CUDA_OK(cudaSetDevice(w.devices[r]));
@@ -599,6 +603,7 @@ void testPreMulSum(const World &w) {
           CUDA_OK(cudaSetDevice(w.devices[r]));
           CUDA_OK(cudaMalloc(&devScalar[r], sizeof(float)));
           CUDA_OK(cudaMemcpy(devScalar[r], &scalar, sizeof(float), cudaMemcpyHostToDevice));
+          CUDA_OK(cudaDeviceSynchronize()); // see allocate()
           s = devScalar[r];
         }
         ncclResult_t res = ncclRedOpCreatePreMulSum(&ops[r], s, ncclFloat32, residence, w.comms[r]);

@@ -241,6 +241,10 @@ Buffers allocate(const Example &ex, int n, int rank, size_t count, DType t,
     b.outPtr = b.recv;
     b.initialRecv.assign(rN * es, char(0xff));
   }
+  // The memset, and the copy from pageable memory, may still be under way
+  // on the legacy stream when they return; the ranks' non-blocking streams
+  // do not wait for it.
+  MSCCLC_CUDA_OR_EXIT(cudaDeviceSynchronize());
   return b;
 }
 

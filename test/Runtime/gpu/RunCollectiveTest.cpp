@@ -262,6 +262,10 @@ void runCase(const Case &k, const RankLayout &layout,
                                    cudaMemcpyHostToDevice));
     bufs[size_t(2 * r)] = send;
     bufs[size_t(2 * r + 1)] = recv;
+    // The memset, and the copy from pageable memory, may still be under
+    // way on the legacy stream when they return; the ranks' non-blocking
+    // streams do not wait for it.
+    MSCCLC_CUDA_OR_EXIT(cudaDeviceSynchronize());
   }
   // PreMulSum: each rank's scalar as one element of the type, in host
   // memory or (premulScalarOnDevice) device memory.

@@ -212,6 +212,10 @@ void setUp(Case &c, int n, int rank, int round) {
   fillRandom(c.t, host.data(), c.count, seedOf(rank, c.count, c.t, round));
   MSCCLC_CUDA_OR_EXIT(
       cudaMemcpy(c.send, host.data(), c.sendBytes, cudaMemcpyHostToDevice));
+  // The memset, and the copy from pageable memory, may still be under way
+  // on the legacy stream when they return; the ranks' non-blocking streams
+  // do not wait for it.
+  MSCCLC_CUDA_OR_EXIT(cudaDeviceSynchronize());
 }
 
 size_t verify(const Case &c, int n, int rank, int round, const std::string &what) {
@@ -306,7 +310,7 @@ int rankMain(int rank, int n, mscclcComm_t comm, const char *model,
     MSCCLC_OR_EXIT(
         mscclcProgramCheck(prog, comm, mscclcFloat32, mscclcSum, stream));
     size_t bad = verify(c, n, rank, round, describe(c, model) + " x1000");
-    MSCCLC_CUDA_OR_EXIT(cudaMemset(c.recv, 0xff, c.recvBytes));
+    MSCCLC_CUDA_OR_EXIT(cudaMemsetAsync(c.recv, 0xff, c.recvBytes, stream));
     cudaGraph_t graph;
     cudaGraphExec_t exec;
     MSCCLC_CUDA_OR_EXIT(

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RankThreads.h"
 #include "mscclc/runtime/Bootstrap.h"
 #include "mscclc/runtime/BootstrapWire.h"
 
@@ -96,26 +97,10 @@ Hello helloFor(const IdLayout &l, uint32_t rank, uint32_t nranks) {
 
 /// Builds a communicator of `n` rank threads; the status of each.
 std::vector<Status> buildRanks(const UniqueId &id, int n) {
-  std::vector<Status> statuses(static_cast<size_t>(n));
-  std::vector<std::thread> threads;
-  for (int r = 0; r < n; ++r)
-    threads.emplace_back([&, r] {
-      std::unique_ptr<Bootstrap> b;
-      Status s = Bootstrap::create(id, r, n, &b);
-      if (s.isOk())
-        s = b->barrier();
-      statuses[size_t(r)] = s;
-    });
-  for (auto &t : threads)
-    t.join();
-  return statuses;
+  return test::onRankThreads(id, n, [](Bootstrap &b) { return b.barrier(); });
 }
 
-void expectAllOk(const std::vector<Status> &statuses) {
-  for (size_t r = 0; r < statuses.size(); ++r)
-    EXPECT_TRUE(statuses[r].isOk()) << "rank " << r << ": "
-                                    << statuses[r].message();
-}
+using test::expectAllOk;
 
 /// Sends what this process writes to stderr (where the runtime logs by
 /// default) to a file while it lives; text() reads it back.

@@ -1,5 +1,6 @@
 //===- BootstrapTest.cpp - TCP rendezvous among threads and processes -----===//
 
+#include "RankThreads.h"
 #include "mscclc/runtime/Bootstrap.h"
 
 #include <gtest/gtest.h>
@@ -38,23 +39,12 @@ Status gatherAndCheck(Bootstrap &b, size_t bytes) {
 }
 
 void runThreads(const UniqueId &id, int n, size_t bytes) {
-  std::vector<Status> statuses(static_cast<size_t>(n));
-  std::vector<std::thread> threads;
-  for (int r = 0; r < n; ++r)
-    threads.emplace_back([&, r] {
-      std::unique_ptr<Bootstrap> b;
-      Status s = Bootstrap::create(id, r, n, &b);
-      if (s.isOk())
-        s = gatherAndCheck(*b, bytes);
-      if (s.isOk())
-        s = gatherAndCheck(*b, 3); // a second collective on the same ring
-      statuses[size_t(r)] = s;
-    });
-  for (auto &t : threads)
-    t.join();
-  for (int r = 0; r < n; ++r)
-    EXPECT_TRUE(statuses[size_t(r)].isOk())
-        << "rank " << r << ": " << statuses[size_t(r)].message();
+  test::expectAllOk(test::onRankThreads(id, n, [bytes](Bootstrap &b) {
+    Status s = gatherAndCheck(b, bytes);
+    if (s.isOk())
+      s = gatherAndCheck(b, 3); // a second collective on the same ring
+    return s;
+  }));
 }
 
 /// One child process per rank, each exiting with `rank`'s code.
