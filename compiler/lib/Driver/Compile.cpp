@@ -30,7 +30,7 @@ OwningOpRef<ModuleOp> mscclc::compileModule(
   if (options.optimize)
     mscl::buildOptimizationPipeline(pm, /*instances=*/0);
   if (options.staticProof)
-    mscl::addVerificationPasses(pm);
+    mscl::addVerificationPasses(pm, options.acrossLaunches);
   if (failed(pm.run(*ir)))
     return nullptr;
   return ir;

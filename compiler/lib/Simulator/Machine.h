@@ -13,6 +13,18 @@
 // threads handle the same elements in different operations. A signal
 // carries the signaller's clock to the wait it releases.
 //
+// A run may hold several back-to-back launches of the program (what a
+// repeated collective does): a task that ends a launch waits until every
+// task of its rank ended it (the rank's kernels run one after the other on
+// its stream), joins their clocks and starts over, while other ranks may
+// still be in the previous launch. Between launches everything is kept as
+// the runtime keeps it (docs/runtime.md): buffers, semaphore counts, the
+// channels' queues; LL flags grow by one launch, and packet buffers have
+// two parity halves, even launches using the first and odd ones the second.
+// Between two launches of a rank its caller (a task of its own that never
+// runs steps) reads the output and writes the next input: after every task
+// of the rank ended the launch, before any starts the next.
+//
 //===----------------------------------------------------------------------===//
 #ifndef MSCCLC_LIB_SIMULATOR_MACHINE_H
 #define MSCCLC_LIB_SIMULATOR_MACHINE_H
@@ -170,6 +182,14 @@ struct Piece {
 struct Task {
   int block, member, rank;
   size_t pc = 0;
+  /// The launch the task is in, and whether it ended it and waits for the
+  /// rest of its rank to end it too.
+  int launch = 0;
+  bool atBoundary = false;
+  /// Per launch: the task's own clock entry when it started it, and its
+  /// clock when it ended it.
+  std::vector<uint32_t> launchStart;
+  std::vector<Clock> launchEnd;
   int64_t iter = 0, trip = 0, unitElems = 1;
   int pipeBegin = -1;
   Clock clock;
@@ -206,9 +226,11 @@ public:
 class Machine {
 public:
   /// Takes its buffers from `pool` when that holds a previous run's.
+  /// `launches`: how many back-to-back launches of the program one run
+  /// holds.
   Machine(const Model &model, const Layout &layout, DataType type,
           ReduceKind reduce, const CostModel &cost, bool tracing,
-          std::vector<Region> *pool = nullptr);
+          std::vector<Region> *pool = nullptr, int launches = 1);
   /// Hands the buffers back for the next run.
   void recycle(std::vector<Region> &pool) { pool = std::move(regions); }
 
@@ -223,6 +245,8 @@ public:
   /// The operation that last wrote element `e`, or null.
   mlir::Operation *lastWriter(int rank, int buffer, int64_t e) const;
   double finishTime() const;
+  /// The tasks (thread blocks, one per member of a group) of `rank`.
+  std::vector<int> tasksOfRank(int rank) const;
   std::vector<TraceSlice> trace;
   /// The trace stops growing at this many slices (set `truncated`).
   static constexpr size_t maxTraceSlices = 2000000;
@@ -241,6 +265,8 @@ private:
   void addContext(mlir::InFlightDiagnostic &) {}
   void noteAccess(mlir::InFlightDiagnostic &diag, const Access &access,
                   llvm::StringRef what);
+  /// The launch an access of a task was made in.
+  int launchOf(const Access &access) const;
 
   // Shadow memory.
   bool ordered(const Access &a, int task, uint32_t inst) const;
@@ -291,8 +317,23 @@ private:
   /// Element range of operand `c` for the task's current pipeline slice.
   std::pair<int64_t, int64_t> operandRange(const Task &task,
                                            const ChunkRef &c) const;
+  /// The LL flag of the task's launch and pipeline iteration: every launch
+  /// has flags of its own (the runtime's epoch + 1).
   int64_t currentFlag(const Task &task) const {
-    return task.pipeBegin >= 0 ? task.iter : 0;
+    return (int64_t(task.launch) << 32) +
+           (task.pipeBegin >= 0 ? task.iter : 0);
+  }
+  /// Launch boundaries: a task that ended a launch may start the next once
+  /// every task of its rank ended it; it then knows all they did.
+  bool launchReady(int task) const;
+  mlir::LogicalResult startNextLaunch(int task);
+  /// The caller of `rank` before its launch `launch`: reads the output,
+  /// writes the next input (the same values).
+  mlir::LogicalResult runCaller(int rank, int launch);
+  /// Index of the caller task of `rank` (with several launches only).
+  int callerOf(int rank) const { return firstCaller + rank; }
+  bool isCaller(int task) const {
+    return firstCaller >= 0 && task >= firstCaller;
   }
   TraceSlice &addSlice(int task, const Step &step, double start, double end,
                        int64_t elements);
@@ -313,6 +354,11 @@ private:
   std::vector<Piece> pieces;
   std::vector<RemoteStore> remoteStores;
   std::vector<Task> tasks;
+  int launches = 1;
+  int firstCaller = -1;
+  /// The task whose step is running (for notes on accesses of another
+  /// launch).
+  int currentTask = -1;
   uint32_t nextInst = 1;
   uint32_t nextPut = 1;
   Strategy *strategy = nullptr;

@@ -28,9 +28,13 @@ bool Machine::ordered(const Access &a, int task, uint32_t inst) const {
 
 std::string Machine::taskName(int task) const {
   const Task &t = tasks[task];
-  const BlockInfo &block = model.blocks[t.block];
   std::string name;
   llvm::raw_string_ostream os(name);
+  if (t.block < 0) {
+    os << "the caller of rank " << t.rank << " (between launches)";
+    return name;
+  }
+  const BlockInfo &block = model.blocks[t.block];
   os << "rank " << block.rank << " tb " << block.id + t.member;
   return name;
 }
@@ -53,13 +57,35 @@ InFlightDiagnostic Machine::error(Operation *op) {
   return emitError(op ? op->getLoc() : model.program.getLoc());
 }
 
+int Machine::launchOf(const Access &access) const {
+  if (access.task < 0)
+    return 0;
+  const std::vector<uint32_t> &starts = tasks[access.task].launchStart;
+  int launch = 0;
+  for (int l = 1; l < static_cast<int>(starts.size()); ++l)
+    if (starts[l] && starts[l] <= access.clock)
+      launch = l;
+  return launch;
+}
+
 void Machine::noteAccess(InFlightDiagnostic &diag, const Access &access,
                          llvm::StringRef what) {
   if (!access.op)
     return;
-  diag.attachNote(access.op->getLoc())
-      << what << " " << access.op->getName().getStringRef() << " of "
-      << (access.task >= 0 ? taskName(access.task) : std::string("the host"));
+  Diagnostic &note = diag.attachNote(access.op->getLoc());
+  note << what << " " << access.op->getName().getStringRef() << " of "
+       << (access.task >= 0 ? taskName(access.task) : std::string("the host"));
+  if (currentTask < 0 || access.task < 0)
+    return;
+  int then = launchOf(access), now = tasks[currentTask].launch;
+  if (then == now)
+    return;
+  note << " in launch " << then + 1 << ", while " << taskName(currentTask)
+       << " is in launch " << now + 1
+       << ": a rank starts its next launch once its own thread blocks "
+          "ended, and plain scratch and the user buffers are the same "
+          "memory in every launch; order the two with a signal after the "
+          "earlier access and a wait for it before the later one";
 }
 
 LogicalResult Machine::checkRead(int task, Operation *op, uint32_t inst,
@@ -241,10 +267,19 @@ LogicalResult Machine::load(int task, Operation *op, uint32_t inst, int rank,
     if (packetState(rank, buffer, lo, hi, flag) != 1) {
       auto diag = error(op);
       diag << "LL packets with a later flag: " << taskName(task) << " reads "
-           << describe(rank, buffer, lo, hi) << " expecting flag " << flag
-           << ", but some packets carry the flag of a later pipeline "
-              "iteration: they were overwritten before this read, or are "
-              "read outside the iteration that wrote them";
+           << describe(rank, buffer, lo, hi) << " expecting flag " << flag;
+      if (launches > 1 && packetState(rank, buffer, lo, hi,
+                                      flag | ((int64_t(1) << 32) - 1)) == 2)
+        diag << ", but some packets carry the flag of launch "
+             << tasks[task].launch + 3
+             << ": packet buffers alternate by launch parity, so their "
+                "writer ran two launches ahead and overwrote them before "
+                "this read; make the writer wait, in every launch, for a "
+                "signal (or packets) sent after this read";
+      else
+        diag << ", but some packets carry the flag of a later pipeline "
+                "iteration: they were overwritten before this read, or are "
+                "read outside the iteration that wrote them";
       addContext(diag);
       return failure();
     }

@@ -9,9 +9,9 @@ using namespace mscclc::sim;
 
 Machine::Machine(const Model &model, const Layout &layout, DataType type,
                  ReduceKind reduce, const CostModel &cost, bool tracing,
-                 std::vector<Region> *pool)
+                 std::vector<Region> *pool, int launches)
     : model(model), layout(layout), type(type), reduce(reduce), cost(cost),
-      tracing(tracing) {
+      tracing(tracing), launches(std::max(1, launches)) {
   Word garbage = isFloat(type) ? fromDouble(NAN) : wrapInt(type, 0x5a5a5a5a);
   if (pool)
     regions = std::move(*pool);
@@ -19,7 +19,9 @@ Machine::Machine(const Model &model, const Layout &layout, DataType type,
   for (int r = 0; r < model.ranks; ++r)
     for (auto [b, info] : llvm::enumerate(model.buffers)) {
       Region &reg = region(r, b);
-      int64_t size = layout.size(info);
+      // Over several launches a packet buffer holds both parity halves.
+      int64_t size = layout.size(info) *
+                     (info.packet && this->launches > 1 ? 2 : 1);
       reg.data.assign(size, garbage);
       reg.shadow.clear();
       reg.pending = reg.inflight = 0;
@@ -41,12 +43,34 @@ Machine::Machine(const Model &model, const Layout &layout, DataType type,
       tasks.push_back(std::move(task));
     }
   }
+  if (this->launches > 1) {
+    firstCaller = static_cast<int>(tasks.size());
+    for (int r = 0; r < model.ranks; ++r) {
+      Task caller;
+      caller.block = -1;
+      caller.member = 0;
+      caller.rank = r;
+      caller.done = true; // it runs no steps, only between launches
+      tasks.push_back(std::move(caller));
+    }
+  }
   for (auto [c, ch] : llvm::enumerate(model.channels))
     channels[c].waits.assign(ch.group, 0);
   for (auto [i, task] : llvm::enumerate(tasks)) {
     task.clock.assign(tasks.size(), 0);
     task.clock[i] = 1;
+    task.launchStart.assign(this->launches, 0);
+    task.launchStart[0] = 1;
+    task.launchEnd.resize(this->launches);
   }
+}
+
+std::vector<int> Machine::tasksOfRank(int rank) const {
+  std::vector<int> result;
+  for (auto [i, task] : llvm::enumerate(tasks))
+    if (task.rank == rank && task.block >= 0)
+      result.push_back(static_cast<int>(i));
+  return result;
 }
 
 void Machine::initInputs(const std::vector<std::vector<Word>> &inputs) {
@@ -138,7 +162,7 @@ LogicalResult Machine::run(Strategy &strat, llvm::StringRef ctx) {
 void Machine::reportDeadlock(llvm::StringRef ctx) {
   Operation *first = nullptr;
   for (const Task &t : tasks)
-    if (!t.done && !first)
+    if (!t.done && !t.atBoundary && !first)
       first = model.blocks[t.block].steps[t.pc].op;
   auto diag = error(first);
   diag << "deadlock: every remaining thread block is blocked";
@@ -147,6 +171,14 @@ void Machine::reportDeadlock(llvm::StringRef ctx) {
     const Task &t = tasks[i];
     if (t.done)
       continue;
+    if (t.atBoundary) {
+      if (++shown > 16)
+        break;
+      diag.attachNote() << taskName(i) << " ended launch " << t.launch + 1
+                        << " and waits for the other thread blocks of rank "
+                        << t.rank << " to end it";
+      continue;
+    }
     const BlockInfo &block = model.blocks[t.block];
     const Step &step = block.steps[t.pc];
     std::string what;

@@ -104,7 +104,50 @@ private:
   llvm::DenseMap<int, double> priorities;
 };
 
+class SkewedStrategy final : public Strategy {
+public:
+  SkewedStrategy(uint64_t seed, std::vector<int> slow)
+      : inner(seed), slow(std::move(slow)) {}
+
+  size_t pick(llvm::ArrayRef<double> ready, llvm::ArrayRef<bool> isEvent,
+              llvm::ArrayRef<int> owner) override {
+    fast.clear();
+    for (size_t i = 0; i < owner.size(); ++i)
+      if (isEvent[i] || !llvm::is_contained(slow, owner[i]))
+        fast.push_back(i);
+    // The slow tasks move when nothing else can, and now and then anyway.
+    bool slowTurn = std::uniform_real_distribution<double>(0, 1)(
+                        inner.rng()) < 0.02;
+    if (fast.empty() || fast.size() == owner.size() || slowTurn)
+      return inner.pick(ready, isEvent, owner);
+    fastReady.clear();
+    fastEvent.clear();
+    fastOwner.clear();
+    for (size_t i : fast) {
+      fastReady.push_back(ready[i]);
+      fastEvent.push_back(isEvent[i]);
+      fastOwner.push_back(owner[i]);
+    }
+    return fast[inner.pick(fastReady, fastEvent, fastOwner)];
+  }
+  int llPieces(int64_t elements) override { return inner.llPieces(elements); }
+  std::mt19937_64 &rng() override { return inner.rng(); }
+
+private:
+  RandomStrategy inner;
+  std::vector<int> slow;
+  llvm::SmallVector<size_t, 64> fast;
+  llvm::SmallVector<double, 64> fastReady;
+  llvm::SmallVector<bool, 64> fastEvent;
+  llvm::SmallVector<int, 64> fastOwner;
+};
+
 } // namespace
+
+std::unique_ptr<Strategy> mscclc::sim::makeSkewedStrategy(
+    uint64_t seed, std::vector<int> slow) {
+  return std::make_unique<SkewedStrategy>(seed, std::move(slow));
+}
 
 std::unique_ptr<Strategy> mscclc::sim::makeTimedStrategy() {
   return std::make_unique<TimedStrategy>();

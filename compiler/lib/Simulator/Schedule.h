@@ -22,6 +22,13 @@ std::unique_ptr<Strategy> makeTimedStrategy();
 /// blocks for long stretches.
 std::unique_ptr<Strategy> makeRandomStrategy(uint64_t seed);
 
+/// An adversarial interleaving (as makeRandomStrategy) in which the tasks
+/// `slow` (one rank's thread blocks) run only when nothing else can, or
+/// rarely: the other ranks race ahead, into the next launch of a run of
+/// several, while those tasks are still in the previous one.
+std::unique_ptr<Strategy> makeSkewedStrategy(uint64_t seed,
+                                             std::vector<int> slow);
+
 /// Mixes a base seed with the size and schedule indices.
 uint64_t mixSeed(uint64_t seed, uint64_t a, uint64_t b);
 

@@ -97,8 +97,17 @@ LogicalResult mscclc::sim::simulate(ProgramOp program,
           : std::string(),
       schedules, sizes.size());
 
+  // After the single-launch schedules of every size, a second round runs
+  // back-to-back launches (two, or three where LL packet buffers could be
+  // reused by a writer two launches ahead), each with one rank slowed
+  // down: schedules - 1 adversarial ones per size, one in eight of them.
+  bool packets = llvm::any_of(model.buffers,
+                              [](const BufferInfo &b) { return b.packet; });
+  int repeated = packets ? 3 : 2;
+  int64_t repeatedSchedules = std::max<int64_t>(1, schedules / 8);
   std::vector<std::string> estimates;
   std::vector<Region> pool; // buffers reused from one schedule to the next
+  for (int round = 0; round < (options.acrossLaunches ? 2 : 1); ++round)
   for (auto [sizeIndex, bytes] : llvm::enumerate(sizes)) {
     Layout layout{std::max<int64_t>(1, bytes / (elem * factor)),
                   model.chunks};
@@ -118,14 +127,21 @@ LogicalResult mscclc::sim::simulate(ProgramOp program,
                                    options.reduceKind,
                                    mixSeed(options.seed, sizeIndex, 0x5eed)));
     bool last = sizeIndex + 1 == sizes.size();
-    for (int64_t s = 0; s < schedules; ++s) {
+    int64_t first = round == 0 ? 0 : schedules;
+    int64_t end = round == 0 ? schedules : schedules + repeatedSchedules;
+    for (int64_t s = first; s < end; ++s) {
       bool tracing = s == 0 && last && !options.tracePath.empty();
+      int launches = round == 0 ? 1 : repeated;
       Machine machine(model, layout, options.dataType, options.reduceKind,
-                      options.cost, tracing, &pool);
+                      options.cost, tracing, &pool, launches);
       machine.initInputs(reference.inputs());
       uint64_t seed = mixSeed(options.seed, sizeIndex, s);
+      int slowRank = static_cast<int>(seed % uint64_t(model.ranks));
       std::unique_ptr<Strategy> strategy =
-          s == 0 ? makeTimedStrategy() : makeRandomStrategy(seed);
+          s == 0          ? makeTimedStrategy()
+          : launches == 1 ? makeRandomStrategy(seed)
+                          : makeSkewedStrategy(seed,
+                                               machine.tasksOfRank(slowRank));
       // The operator only where the collective reduces (custom programs
       // may).
       std::string op = isReduction(model.collective) ||
@@ -136,10 +152,17 @@ LogicalResult mscclc::sim::simulate(ProgramOp program,
           "size {0} = {1} elements of {2}{3}, {4}, --seed {5}",
           formatBytes(bytes), layout.count, stringify(options.dataType), op,
           s == 0 ? std::string("timed schedule 0")
-                 : std::string(llvm::formatv("adversarial schedule {0}", s)),
+          : launches == 1
+              ? std::string(llvm::formatv("adversarial schedule {0}", s))
+              : std::string(llvm::formatv(
+                    "adversarial schedule {0}: {1} launches, rank {2} slow",
+                    s, launches, slowRank)),
           options.seed);
+      // In place, a later launch starts from the previous one's result:
+      // the launches' results are the single-launch schedules' to check.
+      bool checkResult = launches == 1 || !model.inplace;
       if (failed(machine.run(*strategy, context)) ||
-          failed(reference.check(machine))) {
+          (checkResult && failed(reference.check(machine)))) {
         report << header << ": FAIL (" << context << ")\n";
         return failure();
       }

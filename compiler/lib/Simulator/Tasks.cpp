@@ -25,9 +25,21 @@ static void join(Clock &into, const Clock &other) {
 }
 
 void Machine::normalize(Task &task) {
+  if (task.block < 0) // a rank's caller runs no steps
+    return;
   const std::vector<Step> &steps = model.blocks[task.block].steps;
   while (true) {
     if (task.pc >= steps.size()) {
+      if (task.launch + 1 < launches) {
+        if (!task.atBoundary) {
+          // The end of the kernel orders every access of the launch (an
+          // access is ordered once its task's clock moved past it).
+          task.atBoundary = true;
+          ++task.clock[&task - tasks.data()];
+          task.launchEnd[task.launch] = task.clock;
+        }
+        return;
+      }
       task.done = true;
       return;
     }
@@ -67,6 +79,10 @@ std::pair<int64_t, int64_t> Machine::operandRange(const Task &task,
   const BufferInfo &info = model.buffers[c.buffer];
   int64_t lo = layout.start(info, c.index);
   int64_t hi = layout.start(info, c.index + c.count);
+  if (info.packet && task.launch % 2) { // the odd launches' parity half
+    lo += layout.size(info);
+    hi += layout.size(info);
+  }
   if (task.pipeBegin < 0)
     return {lo, hi};
   int64_t from = std::min(hi, lo + task.iter * task.unitElems);
@@ -144,16 +160,75 @@ int64_t Machine::waitTarget(int task, int c) const {
   return (channels[c].waits[tasks[task].member] + 1) * group;
 }
 
+bool Machine::launchReady(int task) const {
+  const Task &t = tasks[task];
+  return llvm::all_of(tasks, [&](const Task &other) {
+    return other.rank != t.rank || other.block < 0 ||
+           other.launch > t.launch || other.atBoundary;
+  });
+}
+
+LogicalResult Machine::runCaller(int rank, int launch) {
+  int index = callerOf(rank);
+  Task &caller = tasks[index];
+  for (const Task &other : tasks)
+    if (other.rank == rank && other.block >= 0)
+      join(caller.clock, other.launchEnd[launch - 1]);
+  ++caller.clock[index];
+  caller.launch = launch;
+  currentTask = index;
+  uint32_t inst = nextInst++;
+  std::vector<Word> values;
+  // The consumer reads the result, the producer writes the next input
+  // (the same values: the result check stays as it is); in place, the one
+  // buffer is both.
+  if (model.output != model.input) {
+    int64_t size = layout.size(model.buffers[model.output]);
+    if (failed(load(index, nullptr, inst, rank, model.output, 0, size,
+                    values)))
+      return failure();
+  }
+  int64_t size = layout.size(model.buffers[model.input]);
+  values.assign(data(rank, model.input).begin(),
+                data(rank, model.input).begin() + size);
+  if (failed(store(index, nullptr, inst, rank, model.input, 0, size,
+                   values.data(), WriteKind::Local)))
+    return failure();
+  ++caller.clock[index]; // what comes after knows the caller's accesses
+  return success();
+}
+
+LogicalResult Machine::startNextLaunch(int task) {
+  Task &t = tasks[task];
+  const Task &caller = tasks[callerOf(t.rank)];
+  if (caller.launch <= t.launch &&
+      failed(runCaller(t.rank, t.launch + 1)))
+    return failure();
+  join(t.clock, tasks[callerOf(t.rank)].clock);
+  ++t.launch;
+  ++t.clock[task];
+  t.launchStart[t.launch] = t.clock[task];
+  t.atBoundary = false;
+  t.pc = 0;
+  normalize(t);
+  return success();
+}
+
 bool Machine::enabled(int task) {
   Task &t = tasks[task];
   if (t.done)
     return false;
+  if (t.atBoundary)
+    return launchReady(task);
   const Step &step = model.blocks[t.block].steps[t.pc];
   return step.isSync() ? syncReady(task, step) : stepEnabled(task, step);
 }
 
 LogicalResult Machine::step(int task) {
   Task &t = tasks[task];
+  if (t.atBoundary)
+    return startNextLaunch(task);
+  currentTask = task;
   const Step &step = model.blocks[t.block].steps[t.pc];
   if (failed(step.isSync() ? runSync(task, step) : runData(task, step)))
     return failure();

@@ -131,6 +131,17 @@ cl::opt<bool> skipStaticChecks(
     "skip-static-checks",
     cl::desc("Skip the static proof"),
     cl::init(false), cl::cat(mscclcCategory));
+cl::opt<bool> singleLaunch(
+    "single-launch",
+    cl::desc("Prove one launch only, not back-to-back ones (for a program "
+             "that runs once, or whose caller synchronises all ranks "
+             "between launches)"),
+    cl::init(false), cl::cat(mscclcCategory));
+cl::opt<bool> acrossLaunches(
+    "across-launches",
+    cl::desc("--simulate: also run back-to-back launches (2, or 3 with LL "
+             "packet buffers) with one rank slowed down"),
+    cl::init(false), cl::cat(mscclcCategory));
 cl::opt<bool> verifyDiagnostics(
     "verify-diagnostics",
     cl::desc("Check diagnostics against expected-* comments in the input"),
@@ -202,6 +213,7 @@ LogicalResult runSimulation(mscl::ProgramOp program, llvm::raw_ostream &os) {
   mscclc::sim::SimulationOptions options;
   options.seed = simSeed;
   options.schedules = simSchedules;
+  options.acrossLaunches = acrossLaunches;
   if (simSchedules < 1)
     return fail("--schedules must be positive");
   auto type = mscclc::sim::parseDataType(dtype);
@@ -363,6 +375,7 @@ LogicalResult compile(llvm::SourceMgr &sourceMgr, MLIRContext &ctx,
   compileOptions.optimize = !noPasses;
   compileOptions.staticProof =
       !noPasses && !skipStaticChecks && (staticChecks || !simulateFlag);
+  compileOptions.acrossLaunches = !singleLaunch;
   OwningOpRef<ModuleOp> ir = mscclc::compileModule(
       *module, compileOptions, ctx,
       [](PassManager &pm) { return applyPassManagerCLOptions(pm); });

@@ -28,6 +28,32 @@ mlir::LogicalResult checkPacketSizes(const ProgramModel &model,
 /// Run once the program is known to run to completion.
 mlir::LogicalResult checkGroupDrift(ProgramOp program);
 
+/// No access of one launch is unordered with one of the next launch of the
+/// same program on any rank, under what the runtime does between launches
+/// (AcrossLaunches.cpp). Run once the program is race-free in one launch.
+mlir::LogicalResult checkAcrossLaunches(ProgramOp program);
+
+/// One side of an unordered pair of accesses from two launches.
+struct LaunchAccess {
+  int block = -1;
+  mlir::Operation *op = nullptr;
+  int launch = 0;
+  bool write = false;
+  /// The channel of a put whose remote write this is, -1 otherwise.
+  int channel = -1;
+  /// A packet slot: the two accesses are two launches apart.
+  bool packet = false;
+  /// The caller of rank `hostRank` between launch `launch - 1` and
+  /// `launch`: it reads the output and writes the next input.
+  int64_t hostRank = -1;
+};
+
+/// Reports `a` and `b`, accesses of `slot` in different launches that
+/// nothing orders, at the later launch's access, saying what sync would
+/// order them.
+void reportAcrossLaunches(const ProgramModel &model, int64_t slot,
+                          const LaunchAccess &a, const LaunchAccess &b);
+
 /// After a schedule that did not finish: reports each cycle of blocked
 /// thread blocks as a deadlock.
 void reportDeadlock(const ProgramModel &model, const Scheduler &scheduler);
@@ -39,11 +65,11 @@ public:
   RaceDetector(const ProgramModel &model, const Scheduler &scheduler);
   ~RaceDetector();
   void step(int block, int step);
-  /// Once every block ran to its end (`completed`): every write into
-  /// another rank's memory must have been made visible there (see
-  /// Visibility.cpp). Reports what was held back; returns true when no
-  /// race and no invisible write was found.
-  bool finish(bool completed);
+  /// Once every block ran to its end (`checkVisibility`): every write into
+  /// another rank's memory must have been made visible there. Reports what
+  /// was held back; returns true when no race and no invisible write was
+  /// found.
+  bool finish(bool checkVisibility);
 
 private:
   struct Impl;

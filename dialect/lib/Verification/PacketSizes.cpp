@@ -168,63 +168,55 @@ LogicalResult mscl::verify::checkPacketSizes(const ProgramModel &model,
   llvm::DenseMap<std::pair<const Moved *, const Moved *>, bool> covers;
   bool ok = true;
   for (const Block &block : model.blocks)
-    for (const Step &step : block.steps) {
-      if (!step.readsPackets)
-        continue;
-      for (const Move &move : step.moves)
-        for (const Range &src : move.srcs) {
-          if (!model.isPacket(src))
-            continue;
-          for (int64_t j = 0; j < src.count; ++j) {
-            auto it = writers.find(model.slot(src, j));
-            if (it == writers.end() || it->second.size() != 1)
-              continue; // checkPacketWriters reports these
-            const Step &put = model.step(it->second.front());
-            // The writer's position of this chunk within its destination.
-            int64_t index = src.index + j, offset = -1;
-            for (const Move &write : put.moves)
-              if (write.dst.rank == src.rank &&
-                  write.dst.buffer == src.buffer &&
-                  write.dst.index <= index &&
-                  index < write.dst.index + write.dst.count)
-                offset = index - write.dst.index;
-            if (offset < 0)
-              continue;
-            const Moved &reads = movedBy(step), &writes = movedBy(put);
-            if (j == offset && !step.pipeline && !put.pipeline) {
-              auto [known, fresh] = covers.try_emplace({&writes, &reads});
-              if (fresh)
-                known->second = writes.surelyCovers(reads);
-              if (known->second)
-                continue;
-            }
-            int64_t bound = 2 * std::max(reads.n, writes.n) + 6;
-            int64_t failing = -1, read = 0, written = 0;
-            for (int64_t q = 0; q <= bound + 1 && failing < 0; ++q)
-              for (int64_t r = 0; r < k && failing < 0; ++r) {
-                int64_t c = (q <= bound ? q : bound + 1000000) * k + r;
-                if (c == 0)
-                  continue;
-                read = elementsInChunk(model, step, reads, j, c);
-                written = elementsInChunk(model, put, writes, offset, c);
-                if (read > written)
-                  failing = c;
-              }
-            if (failing < 0 || !reported.insert(step.op).second)
-              continue;
-            ok = false;
-            InFlightDiagnostic diag =
-                step.op->emitError()
-                << "reads more packets of " << model.slotName(model.slot(src, j))
-                << " than the LL put into it sends: at a count of " << failing
-                << " elements the put fills " << written
-                << " element(s) of the chunk and this operation reads " << read
-                << "; the read would spin forever on the rest";
-            diag.attachNote(put.op->getLoc())
-                << "the LL put, which moves only as many elements as its "
-                   "smallest operand holds";
-          }
+    for (const Step &step : block.steps)
+      model.forEachPacketRead(step, [&](const Range &src, int64_t j) {
+        auto it = writers.find(model.slot(src, j));
+        if (it == writers.end() || it->second.size() != 1)
+          return; // checkPacketWriters reports these
+        const Step &put = model.step(it->second.front());
+        // The writer's position of this chunk within its destination.
+        int64_t index = src.index + j, offset = -1;
+        for (const Move &write : put.moves)
+          if (write.dst.rank == src.rank &&
+              write.dst.buffer == src.buffer &&
+              write.dst.index <= index &&
+              index < write.dst.index + write.dst.count)
+            offset = index - write.dst.index;
+        if (offset < 0)
+          return;
+        const Moved &reads = movedBy(step), &writes = movedBy(put);
+        if (j == offset && !step.pipeline && !put.pipeline) {
+          auto [known, fresh] = covers.try_emplace({&writes, &reads});
+          if (fresh)
+            known->second = writes.surelyCovers(reads);
+          if (known->second)
+            return;
         }
-    }
+        int64_t bound = 2 * std::max(reads.n, writes.n) + 6;
+        int64_t failing = -1, read = 0, written = 0;
+        for (int64_t q = 0; q <= bound + 1 && failing < 0; ++q)
+          for (int64_t r = 0; r < k && failing < 0; ++r) {
+            int64_t c = (q <= bound ? q : bound + 1000000) * k + r;
+            if (c == 0)
+              continue;
+            read = elementsInChunk(model, step, reads, j, c);
+            written = elementsInChunk(model, put, writes, offset, c);
+            if (read > written)
+              failing = c;
+          }
+        if (failing < 0 || !reported.insert(step.op).second)
+          return;
+        ok = false;
+        InFlightDiagnostic diag =
+            step.op->emitError()
+            << "reads more packets of " << model.slotName(model.slot(src, j))
+            << " than the LL put into it sends: at a count of " << failing
+            << " elements the put fills " << written
+            << " element(s) of the chunk and this operation reads " << read
+            << "; the read would spin forever on the rest";
+        diag.attachNote(put.op->getLoc())
+            << "the LL put, which moves only as many elements as its "
+               "smallest operand holds";
+      });
   return success(ok);
 }

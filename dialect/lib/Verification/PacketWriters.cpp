@@ -1,5 +1,4 @@
-//===- PacketWriters.cpp - One LL put per packet chunk
-//---------------------===//
+//===- PacketWriters.cpp - One LL put per packet chunk ---------------------===//
 //
 // An LL read spins until every packet of its chunk carries this launch's
 // flag, so a packet chunk that is read needs an LL put writing it, and a
@@ -44,23 +43,15 @@ LogicalResult mscl::verify::checkPacketWriters(const ProgramModel &model,
   }
   // Reads of packets nobody writes.
   for (const Block &block : model.blocks)
-    for (const Step &step : block.steps) {
-      if (!step.readsPackets)
-        continue;
-      for (const Move &move : step.moves)
-        for (const Range &src : move.srcs) {
-          if (!model.isPacket(src))
-            continue;
-          for (int64_t j = 0; j < src.count; ++j) {
-            int64_t slot = model.slot(src, j);
-            if (writers.count(slot) || !reported.insert(step.op).second)
-              continue;
-            ok = false;
-            step.op->emitError()
-                << "reads packet chunk " << model.slotName(slot)
-                << ", which no LL put writes; the read would spin forever";
-          }
-        }
-    }
+    for (const Step &step : block.steps)
+      model.forEachPacketRead(step, [&](const Range &src, int64_t j) {
+        int64_t slot = model.slot(src, j);
+        if (writers.count(slot) || !reported.insert(step.op).second)
+          return;
+        ok = false;
+        step.op->emitError()
+            << "reads packet chunk " << model.slotName(slot)
+            << ", which no LL put writes; the read would spin forever";
+      });
   return success(ok);
 }

@@ -9,7 +9,10 @@ namespace mscl {
 
 void mscl::registerVerificationPasses() { registerMsclVerificationPasses(); }
 
-void mscl::addVerificationPasses(mlir::OpPassManager &pm) {
+void mscl::addVerificationPasses(mlir::OpPassManager &pm,
+                                 bool acrossLaunches) {
   pm.addPass(createCheckSync());
   pm.addPass(createCheckCollective());
+  if (acrossLaunches)
+    pm.addPass(createCheckLaunches());
 }

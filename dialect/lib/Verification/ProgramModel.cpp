@@ -13,8 +13,9 @@ using namespace mlir;
 using namespace mscl;
 using namespace mscl::verify;
 
-ProgramModel::ProgramModel(ProgramOp program, int pipelineCopies)
-    : program(program) {
+ProgramModel::ProgramModel(ProgramOp program, int pipelineCopies,
+                           int launches)
+    : program(program), launches(std::max(1, launches)) {
   ranks = static_cast<int64_t>(program.getRanks());
   chunks = std::max<int64_t>(1, static_cast<int64_t>(program.getChunks()));
   // Buffers first: slots of one rank are laid out buffer after buffer.
@@ -24,11 +25,25 @@ ProgramModel::ProgramModel(ProgramOp program, int pipelineCopies)
     info.chunks = static_cast<int64_t>(buffer.getChunks());
     info.packet = buffer.getPacket();
     info.user = buffer.getKind() != BufferKind::scratch;
+    info.input = info.user && (program.getInplace() ||
+                               buffer.getKind() == BufferKind::input);
+    info.output = info.user && (program.getInplace() ||
+                                buffer.getKind() == BufferKind::output);
     info.offset = slotsPerRank;
     slotsPerRank += info.chunks;
     bufferIndex[info.name] = static_cast<int>(buffers.size());
     buffers.push_back(std::move(info));
   }
+  if (this->launches > 1)
+    for (int b = 0, e = static_cast<int>(buffers.size()); b < e; ++b) {
+      if (!buffers[b].packet)
+        continue;
+      BufferInfo twin = buffers[b];
+      twin.offset = slotsPerRank;
+      slotsPerRank += twin.chunks;
+      buffers[b].parityTwin = static_cast<int>(buffers.size());
+      buffers.push_back(std::move(twin));
+    }
   // Channels, and the other end of each: same kind, protocol and id,
   // reversed direction.
   // (kind, protocol, src, dst, id) -> channel index.
@@ -88,20 +103,49 @@ ProgramModel::ProgramModel(ProgramOp program, int pipelineCopies)
         }
         decode(&op, nullptr, block.steps);
       }
-      int blockIndex = static_cast<int>(blocks.size());
-      for (int s = 0, e = static_cast<int>(block.steps.size()); s < e; ++s) {
-        const Step &step = block.steps[s];
-        // The verifier lets one block use each channel; a get or
-        // read_reduce uses it as much as a put does.
-        for (int c : step.channels)
-          if (channels[c].owner < 0)
-            channels[c].owner = blockIndex;
-        for (int c : step.waits)
-          channels[c].waitSteps.push_back(s);
-        for (int c : step.signals)
-          channels[c].signalSteps.push_back(s);
-      }
+      block.launchStarts.push_back(0);
       blocks.push_back(std::move(block));
+    }
+  }
+  repeatLaunches();
+  for (int b = 0, be = static_cast<int>(blocks.size()); b < be; ++b) {
+    const std::vector<Step> &steps = blocks[b].steps;
+    for (int s = 0, e = static_cast<int>(steps.size()); s < e; ++s) {
+      const Step &step = steps[s];
+      // The verifier lets one block use each channel; a get or read_reduce
+      // uses it as much as a put does.
+      for (int c : step.channels)
+        if (channels[c].owner < 0)
+          channels[c].owner = b;
+      for (int c : step.waits)
+        channels[c].waitSteps.push_back(s);
+      for (int c : step.signals)
+        channels[c].signalSteps.push_back(s);
+    }
+  }
+}
+
+void ProgramModel::repeatLaunches() {
+  auto toOddHalf = [&](Range &range) {
+    if (int twin = buffers[range.buffer].parityTwin; twin >= 0)
+      range.buffer = twin;
+  };
+  for (Block &block : blocks) {
+    size_t perLaunch = block.steps.size();
+    block.steps.reserve(perLaunch * launches);
+    for (int launch = 1; launch < launches; ++launch) {
+      block.launchStarts.push_back(static_cast<int>(block.steps.size()));
+      for (size_t s = 0; s < perLaunch; ++s) {
+        Step step = block.steps[s];
+        step.launch = launch;
+        if (launch % 2)
+          for (Move &move : step.moves) {
+            toOddHalf(move.dst);
+            for (Range &src : move.srcs)
+              toOddHalf(src);
+          }
+        block.steps.push_back(std::move(step));
+      }
     }
   }
 }

@@ -15,6 +15,7 @@
 #include "mscl/IR/MsclOps.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -50,6 +51,9 @@ struct Move {
 /// One operation of a thread block, decoded.
 struct Step {
   mlir::Operation *op = nullptr;
+  /// Which launch of the program the step belongs to (0 unless the model
+  /// holds several back-to-back launches).
+  int launch = 0;
   /// The enclosing pipeline, if any (its body is modelled as one iteration).
   mlir::Operation *pipeline = nullptr;
   llvm::SmallVector<int, 1> waits;   // channels (of this block) waited on
@@ -69,6 +73,26 @@ struct Block {
   int64_t group = 1;
   mlir::Operation *op = nullptr;
   std::vector<Step> steps;
+  /// Index of the first step of each launch (one entry per launch).
+  std::vector<int> launchStarts;
+  /// Whether `step` is the first of a launch after the first one: every
+  /// block of the rank finished the previous launch before it runs.
+  bool startsLaunch(int step) const {
+    for (size_t l = 1; l < launchStarts.size(); ++l)
+      if (launchStarts[l] == step)
+        return true;
+    return false;
+  }
+  /// Whether `step` is the last step of some launch.
+  bool endsLaunch(int step) const {
+    for (size_t l = 1; l <= launchStarts.size(); ++l) {
+      int next = l < launchStarts.size() ? launchStarts[l]
+                                         : static_cast<int>(steps.size());
+      if (next == step + 1)
+        return true;
+    }
+    return false;
+  }
 };
 
 struct BufferInfo {
@@ -78,7 +102,12 @@ struct BufferInfo {
   /// A user buffer (input/output): chunk j covers [floor(j*count/K),
   /// floor((j+1)*count/K)); a scratch chunk holds ceil(count/K) elements.
   bool user = false;
+  /// Which user buffer it is (an in-place program's one is both).
+  bool input = false, output = false;
   int64_t offset = 0; // first slot of this buffer within a rank
+  /// For a packet buffer in a model of several launches: the buffer that
+  /// holds its other parity half (odd launches use it, kernel-abi.md).
+  int parityTwin = -1;
 };
 
 struct ChannelInfo {
@@ -105,7 +134,13 @@ public:
   /// `pipelineCopies`: how many iterations of every pipeline body the
   /// blocks' steps hold (one stands for all of them, see
   /// docs/verification.md; the group-drift check needs two).
-  explicit ProgramModel(ProgramOp program, int pipelineCopies = 1);
+  /// `launches`: how many back-to-back launches of the program the blocks'
+  /// steps hold, one after the other (AcrossLaunches.cpp). Semaphores carry
+  /// over, as the runtime keeps them; plain scratch and user buffers are
+  /// the same slots in every launch; a packet buffer has two parity halves,
+  /// even launches write one and odd launches the other.
+  explicit ProgramModel(ProgramOp program, int pipelineCopies = 1,
+                        int launches = 1);
 
   ProgramOp program;
   int64_t ranks = 0;
@@ -119,6 +154,7 @@ public:
   /// Ranks of every switch channel, by name.
   llvm::StringMap<llvm::SmallVector<int64_t, 8>> switchGroups;
   int64_t slotsPerRank = 0;
+  int launches = 1;
 
   int64_t numSlots() const { return slotsPerRank * ranks; }
   int64_t slot(int64_t rank, int buffer, int64_t index) const {
@@ -129,6 +165,19 @@ public:
   }
   bool isPacket(const Range &range) const {
     return buffers[range.buffer].packet;
+  }
+  /// Calls `fn(src, j)` for chunk j of every packet-buffer source a step
+  /// reads (the chunks its LL read spins on).
+  void forEachPacketRead(
+      const Step &step,
+      llvm::function_ref<void(const Range &src, int64_t j)> fn) const {
+    if (!step.readsPackets)
+      return;
+    for (const Move &move : step.moves)
+      for (const Range &src : move.srcs)
+        if (isPacket(src))
+          for (int64_t j = 0; j < src.count; ++j)
+            fn(src, j);
   }
 
   const Step &step(StepRef ref) const {
@@ -155,6 +204,9 @@ private:
   /// The ranges `operand` names: one, or one per rank of a switch group.
   void appendRanges(const ActionOperand &operand,
                     llvm::SmallVectorImpl<Range> &out) const;
+  /// Appends launches 1.. to every block: copies of launch 0's steps,
+  /// with packet operands moved to their parity half in odd launches.
+  void repeatLaunches();
 };
 
 } // namespace mscl::verify

@@ -32,6 +32,17 @@
 // peer waits for (the peer's clock knows the broadcast). LL packets need
 // nothing: their readers spin on the flags.
 //
+// Over a model of several launches (AcrossLaunches.cpp) the first step of
+// a launch joins the clocks every block of its rank had at the end of the
+// previous launch, and an unordered pair from two launches is reported by
+// reportAcrossLaunches. Packet slots are tracked there too: an LL put two
+// launches later writes the same parity half, so every read of it in the
+// earlier launch must be ordered before the put. Between two launches of a
+// rank its caller (the host, or the next kernel on its stream) reads the
+// output and writes the next input: that is a clock component of its own
+// per rank ("host"), after every block's end of the launch and before every
+// block's start of the next.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Checks.h"
@@ -54,6 +65,7 @@ struct Access {
   uint32_t epoch = 0;
   int transfer = -1; // index into transfers, or -1 for a plain access
   Operation *op = nullptr;
+  int launch = 0;
 };
 
 struct SlotState {
@@ -95,15 +107,42 @@ struct Snapshot {
 struct RaceDetector::Impl {
   Impl(const ProgramModel &model, const Scheduler &scheduler)
       : model(model), scheduler(scheduler),
-        clocks(model.blocks.size(), Clock(model.blocks.size(), 0)),
-        slots(model.numSlots()), shared(model.blocks.size()),
+        clocks(model.blocks.size() + model.ranks,
+               Clock(model.blocks.size() + model.ranks, 0)),
+        slots(model.numSlots()), shared(model.blocks.size() + model.ranks),
         snapshots(model.channels.size()),
         snapshotHead(model.channels.size(), 0),
         signalsSent(model.channels.size(), 0),
         waitEpochs(model.channels.size()), unsignalled(model.channels.size()),
-        unflushed(model.channels.size()) {}
+        unflushed(model.channels.size()), blocksOfRank(model.ranks),
+        launchEnds(model.blocks.size(),
+                   std::vector<Snapshot>(model.launches)),
+        hostLaunch(model.ranks, 0), hostSnapshot(model.ranks) {
+    for (int b = 0, e = static_cast<int>(model.blocks.size()); b < e; ++b)
+      blocksOfRank[model.blocks[b].rank].push_back(b);
+  }
 
   void step(int block, int stepIndex);
+  /// The kernel boundary: the first step of a launch knows everything its
+  /// rank did in the previous one.
+  void startLaunch(int block, int launch) {
+    int64_t rank = model.blocks[block].rank;
+    if (hostLaunch[rank] < launch)
+      runHost(rank, launch);
+    join(block, hostSnapshot[rank]);
+  }
+  /// The caller of `rank` between two launches: it knows all the rank did,
+  /// reads the output and writes the next input.
+  void runHost(int64_t rank, int launch);
+  int hostOf(int64_t rank) const {
+    return static_cast<int>(model.blocks.size() + rank);
+  }
+  bool isHost(int block) const {
+    return block >= static_cast<int>(model.blocks.size());
+  }
+  /// Over several launches: an LL put into a packet slot read in an earlier
+  /// launch (of the same parity) must come after every such read.
+  void writePacket(int64_t slot, const Clock &clock, const Access &cur);
   void join(int block, const Snapshot &from) {
     Clock &into = clocks[block];
     const Clock &base = *from.base;
@@ -173,6 +212,17 @@ struct RaceDetector::Impl {
   /// Clocks of LL puts, for the reads of their packets.
   llvm::DenseMap<std::pair<int, int>, Snapshot> packetClocks;
   llvm::DenseSet<std::pair<Operation *, Operation *>> reportedPairs;
+  std::vector<llvm::SmallVector<int, 4>> blocksOfRank;
+  /// Per block and launch: its clock after its last step of the launch.
+  std::vector<std::vector<Snapshot>> launchEnds;
+  /// Over several launches: the reads of each packet slot since its put.
+  llvm::DenseMap<int64_t, llvm::SmallVector<Access, 1>> packetReads;
+  /// Over several launches: the launch of the last put into each packet
+  /// slot.
+  llvm::DenseMap<int64_t, int> packetWriteLaunch;
+  /// Per rank: the last launch its caller ran before, and its clock then.
+  std::vector<int> hostLaunch;
+  std::vector<Snapshot> hostSnapshot;
   unsigned reports = 0;
   unsigned suppressed = 0;
 };
@@ -182,8 +232,8 @@ RaceDetector::RaceDetector(const ProgramModel &model,
     : impl(std::make_unique<Impl>(model, scheduler)) {}
 RaceDetector::~RaceDetector() = default;
 void RaceDetector::step(int block, int step) { impl->step(block, step); }
-bool RaceDetector::finish(bool completed) {
-  if (completed)
+bool RaceDetector::finish(bool checkVisibility) {
+  if (checkVisibility)
     impl->checkVisibility();
   if (impl->suppressed)
     impl->model.program->emitError()
@@ -238,6 +288,22 @@ void RaceDetector::Impl::report(int64_t slot, const Access &prev,
       transferRaced[t] = 1;
   if (!reportedPairs.insert({cur.op, prev.op}).second || !budget())
     return;
+  if (prev.launch != cur.launch || isHost(prev.block) || isHost(cur.block)) {
+    auto of = [&](const Access &a, bool isWrite) {
+      return LaunchAccess{
+          a.block,
+          a.op,
+          a.launch,
+          isWrite,
+          a.transfer >= 0 ? transfers[a.transfer].channel : -1,
+          false,
+          isHost(a.block) ? a.block - static_cast<int64_t>(model.blocks.size())
+                          : -1};
+    };
+    reportAcrossLaunches(model, slot, of(prev, prevIsWrite),
+                         of(cur, curIsWrite));
+    return;
+  }
   std::string chunk = model.slotName(slot);
   std::string other = model.blockName(prev.block);
   const Transfer *t = prev.transfer >= 0 ? &transfers[prev.transfer] : nullptr;
@@ -347,6 +413,8 @@ void RaceDetector::Impl::step(int block, int stepIndex) {
   const Step &step = model.blocks[block].steps[stepIndex];
   Clock &clock = clocks[block];
   uint32_t epoch = ++clock[block];
+  if (step.launch > 0 && model.blocks[block].startsLaunch(stepIndex))
+    startLaunch(block, step.launch);
 
   for (int channel : step.waits) {
     int other = model.channels[channel].otherEnd;
@@ -356,24 +424,38 @@ void RaceDetector::Impl::step(int block, int stepIndex) {
     ++head;
     waitEpochs[channel].push_back(epoch);
   }
-  if (step.readsPackets)
-    for (const Move &move : step.moves)
-      for (const Range &src : move.srcs) {
-        if (!model.isPacket(src))
-          continue;
-        const auto &writers = scheduler.packetWriters();
-        for (int64_t j = 0; j < src.count; ++j) {
-          auto it = writers.find(model.slot(src, j));
-          if (it == writers.end())
-            continue;
-          StepRef writer = it->second.front();
-          auto clockIt = packetClocks.find({writer.block, writer.step});
-          if (clockIt != packetClocks.end())
-            join(block, clockIt->second);
-        }
+  Access plain{block, epoch, -1, step.op, step.launch};
+  model.forEachPacketRead(step, [&](const Range &src, int64_t j) {
+    int64_t slot = model.slot(src, j);
+    StepRef writer = scheduler.packetWriter(slot, step.launch);
+    if (!writer.valid())
+      return;
+    auto clockIt = packetClocks.find({writer.block, writer.step});
+    if (clockIt != packetClocks.end())
+      join(block, clockIt->second);
+    if (model.launches > 1) {
+      // A put two launches later already rewrote the packets: it ran before
+      // this read, so nothing orders it after the read.
+      auto last = packetWriteLaunch.find(slot);
+      if (last != packetWriteLaunch.end() && last->second > step.launch) {
+        StepRef rewriter = scheduler.packetWriter(slot, last->second);
+        Operation *putOp = model.step(rewriter).op;
+        if (reportedPairs.insert({putOp, step.op}).second && budget())
+          reportAcrossLaunches(
+              model, slot, {block, step.op, step.launch, false, -1, true},
+              {rewriter.block, putOp, last->second, true, -1, true});
+        return;
       }
+      llvm::SmallVector<Access, 1> &reads = packetReads[slot];
+      for (Access &prev : reads)
+        if (prev.block == block) {
+          prev = plain;
+          return;
+        }
+      reads.push_back(plain);
+    }
+  });
 
-  Access plain{block, epoch, -1, step.op};
   // Reads of every move first: an operation reads all operands before it
   // stores (reduce_put may store into one of its sources).
   std::vector<int> moveTransfers(step.moves.size(), -1);
@@ -405,8 +487,14 @@ void RaceDetector::Impl::step(int block, int stepIndex) {
   }
   for (size_t m = 0; m < step.moves.size(); ++m) {
     const Move &move = step.moves[m];
-    if (model.isPacket(move.dst))
-      continue; // LL packets: one writer, reads wait for it (checked apart)
+    if (model.isPacket(move.dst)) {
+      // LL packets: one writer per launch, reads wait for it (checked
+      // apart); over several launches, the reads of two launches before.
+      if (model.launches > 1)
+        for (int64_t j = 0; j < move.dst.count; ++j)
+          writePacket(model.slot(move.dst, j), clock, plain);
+      continue;
+    }
     Access access = plain;
     access.transfer = moveTransfers[m];
     if (move.channel < 0 && move.dst.rank != model.blocks[block].rank &&
@@ -434,6 +522,44 @@ void RaceDetector::Impl::step(int block, int stepIndex) {
       packetClocks[{block, stepIndex}] = snapshot(block);
       break;
     }
+  if (model.launches > 1 && model.blocks[block].endsLaunch(stepIndex))
+    launchEnds[block][step.launch] = snapshot(block);
+}
+
+void RaceDetector::Impl::runHost(int64_t rank, int launch) {
+  int host = hostOf(rank);
+  for (int block : blocksOfRank[rank])
+    if (launchEnds[block][launch - 1].base)
+      join(host, launchEnds[block][launch - 1]);
+  Clock &clock = clocks[host];
+  Access access{host, ++clock[host], -1, model.program, launch};
+  for (int b = 0, e = static_cast<int>(model.buffers.size()); b < e; ++b) {
+    const BufferInfo &buffer = model.buffers[b];
+    for (int64_t j = 0; j < buffer.chunks; ++j) {
+      int64_t slot = model.slot(rank, b, j);
+      if (buffer.input)
+        write(slot, clock, access);
+      else if (buffer.output)
+        read(slot, clock, access);
+    }
+  }
+  hostLaunch[rank] = launch;
+  hostSnapshot[rank] = snapshot(host);
+}
+
+void RaceDetector::Impl::writePacket(int64_t slot, const Clock &clock,
+                                     const Access &cur) {
+  packetWriteLaunch[slot] = cur.launch;
+  auto it = packetReads.find(slot);
+  if (it == packetReads.end())
+    return;
+  for (const Access &prev : it->second)
+    if (clock[prev.block] < prev.epoch &&
+        reportedPairs.insert({cur.op, prev.op}).second && budget())
+      reportAcrossLaunches(model, slot,
+                           {prev.block, prev.op, prev.launch, false, -1, true},
+                           {cur.block, cur.op, cur.launch, true, -1, true});
+  packetReads.erase(it);
 }
 
 void RaceDetector::Impl::reportEarlyRead(const std::string &chunk,

@@ -8,8 +8,10 @@ using namespace mscl::verify;
 Scheduler::Scheduler(const ProgramModel &model)
     : model(model), pc(model.blocks.size(), 0),
       signalCount(model.channels.size(), 0),
-      waitCount(model.channels.size(), 0), queued(model.blocks.size(), 0) {
+      waitCount(model.channels.size(), 0), queued(model.blocks.size(), 0),
+      blocksOfRank(model.ranks) {
   for (int b = 0, e = static_cast<int>(model.blocks.size()); b < e; ++b) {
+    blocksOfRank[model.blocks[b].rank].push_back(b);
     const std::vector<Step> &steps = model.blocks[b].steps;
     for (int s = 0, se = static_cast<int>(steps.size()); s < se; ++s)
       for (const Move &move : steps[s].moves)
@@ -19,7 +21,26 @@ Scheduler::Scheduler(const ProgramModel &model)
   }
 }
 
+StepRef Scheduler::packetWriter(int64_t slot, int launch) const {
+  auto it = writers.find(slot);
+  size_t index = static_cast<size_t>(launch / 2);
+  if (it == writers.end() || index >= it->second.size())
+    return {};
+  return it->second[index];
+}
+
 bool Scheduler::canRun(int block, const Step &step, Blocker *why) const {
+  const Block &own = model.blocks[block];
+  if (step.launch > 0 && own.startsLaunch(pc[block]))
+    for (int other : blocksOfRank[own.rank]) {
+      if (pc[other] >= model.blocks[other].launchStarts[step.launch])
+        continue;
+      if (why) {
+        why->launchBoundary = true;
+        why->waitsFor = other;
+      }
+      return false;
+    }
   for (size_t i = 0; i < step.waits.size(); ++i) {
     int channel = step.waits[i];
     // Waiting twice on one channel in one operation needs two signals.
@@ -44,15 +65,14 @@ bool Scheduler::canRun(int block, const Step &step, Blocker *why) const {
         continue;
       for (int64_t j = 0; j < src.count; ++j) {
         int64_t slot = model.slot(src, j);
-        if (packetsWritten.lookup(slot) > 0)
+        // Launches L-2, L-4, ... wrote the same parity half before.
+        if (packetsWritten.lookup(slot) > step.launch / 2)
           continue;
         if (why) {
           why->slot = slot;
-          auto it = writers.find(slot);
-          if (it != writers.end()) {
-            why->writer = it->second.front();
+          why->writer = packetWriter(slot, step.launch);
+          if (why->writer.valid())
             why->waitsFor = why->writer.block;
-          }
         }
         return false;
       }
@@ -75,13 +95,13 @@ void Scheduler::execute(int block, const Step &step) {
       continue;
     for (int64_t j = 0; j < move.dst.count; ++j) {
       int64_t slot = model.slot(move.dst, j);
-      if (packetsWritten[slot]++ == 0) {
-        auto it = packetWaiters.find(slot);
-        if (it != packetWaiters.end()) {
-          for (int waiter : it->second)
-            wake(waiter);
-          packetWaiters.erase(it);
-        }
+      // Every launch of the slot's parity writes it once more.
+      ++packetsWritten[slot];
+      auto it = packetWaiters.find(slot);
+      if (it != packetWaiters.end()) {
+        for (int waiter : it->second)
+          wake(waiter);
+        packetWaiters.erase(it);
       }
     }
   }
@@ -112,6 +132,11 @@ bool Scheduler::run(llvm::function_ref<void(int, int)> onStep) {
       }
       execute(block, step);
       onStep(block, pc[block]);
+      // The rank's blocks may be waiting for this one to end its launch.
+      if (model.launches > 1 && model.blocks[block].endsLaunch(pc[block]))
+        for (int other : blocksOfRank[model.blocks[block].rank])
+          if (other != block)
+            wake(other);
       ++pc[block];
     }
   }

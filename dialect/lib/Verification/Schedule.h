@@ -11,6 +11,12 @@
 // them. Each block runs as far as it can before the next is tried, which
 // keeps the schedule linear in the program size.
 //
+// In a model of several launches, the first step of a launch runs once
+// every block of its rank finished the previous launch (the kernels of one
+// rank run one after the other on its stream), and nothing else: other
+// ranks may still be in the previous launch. A packet chunk is written once
+// per launch of its parity, so a read in launch L needs the write of L.
+//
 //===----------------------------------------------------------------------===//
 #ifndef MSCL_LIB_VERIFICATION_SCHEDULE_H
 #define MSCL_LIB_VERIFICATION_SCHEDULE_H
@@ -32,6 +38,8 @@ struct Blocker {
   /// An LL read: the packet slot and the LL put that writes it.
   int64_t slot = -1;
   StepRef writer;
+  /// The start of a launch: a block of the rank still in the previous one.
+  bool launchBoundary = false;
   /// The block that has to move first (-1 when nobody can).
   int waitsFor = -1;
 };
@@ -54,6 +62,9 @@ public:
   packetWriters() const {
     return writers;
   }
+  /// The LL put writing packet slot `slot` in launch `launch` (one per
+  /// launch of the slot's parity), invalid when there is none.
+  StepRef packetWriter(int64_t slot, int launch) const;
 
 private:
   bool canRun(int block, const Step &step, Blocker *why) const;
@@ -68,6 +79,8 @@ private:
   llvm::DenseMap<int64_t, llvm::SmallVector<int, 2>> packetWaiters;
   std::vector<int> ready;
   std::vector<char> queued;
+  /// Blocks of each rank (for launch boundaries).
+  std::vector<llvm::SmallVector<int, 4>> blocksOfRank;
 };
 
 } // namespace mscl::verify

@@ -29,6 +29,8 @@ struct CompileOptions {
   /// The static proof (mscl-check-sync, mscl-check-collective), after the
   /// optimisations when they run.
   bool staticProof = true;
+  /// The proof over back-to-back launches (mscl-check-launches) as well.
+  bool acrossLaunches = true;
 };
 
 /// Evaluates `module` for `options.frontend`, lowers it to the mscl

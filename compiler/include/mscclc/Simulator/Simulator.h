@@ -94,6 +94,9 @@ struct SimulationOptions {
   /// Schedule 0 is the cost-model (timed) schedule; the others are random
   /// adversarial interleavings.
   int64_t schedules = 50;
+  /// After the single-launch schedules, a round of back-to-back launches
+  /// with one rank slowed down (--across-launches).
+  bool acrossLaunches = false;
   DataType dataType = DataType::f32;
   ReduceKind reduceKind = ReduceKind::sum;
   /// Message sizes in bytes, as nccl-tests counts them (the per-rank

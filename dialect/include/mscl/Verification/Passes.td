@@ -41,4 +41,22 @@ def CheckCollective : Pass<"mscl-check-collective"> {
   }];
 }
 
+def CheckLaunches : Pass<"mscl-check-launches"> {
+  let summary = "Proves an mscl.program race-free over back-to-back launches";
+  let description = [{
+    Runs two launches of every `mscl.program` (three when it has packet
+    buffers) one after the other on every rank, with what the runtime does
+    between them: semaphores keep counting, LL flags are new per launch and
+    packet buffers alternate by launch parity, plain scratch and user
+    buffers are the same memory, and between two launches of a rank its
+    caller reads the output and writes the next input. A rank starts its
+    next launch once its own thread blocks ended; nothing else orders it
+    after the other ranks. Every access of one launch must be ordered with
+    every conflicting access of another (and with the caller's), or an
+    error at the later access says which signal and wait would order them.
+    Run it after mscl-check-sync and mscl-check-collective, on programs
+    they accept.
+  }];
+}
+
 #endif // MSCL_VERIFICATION_PASSES_TD

@@ -1,0 +1,186 @@
+//===- AcrossLaunches.cpp - Two back-to-back launches of one program ------===//
+//
+// A repeated collective launches the same kernels again on every rank, and
+// a rank starts its next launch as soon as its own blocks finished the
+// previous one: nothing waits for the other ranks. What the runtime does
+// between launches (docs/runtime.md, docs/kernel-abi.md) is exactly:
+// - semaphores and wait counters are monotonic and never reset, so the
+//   n-th wait of a channel over the plan's life consumes the n-th signal;
+//   the pairing check proved every launch balanced, so a launch's waits
+//   consume that launch's signals;
+// - LL flags are the block's epoch + 1, new every launch, and packet
+//   buffers alternate by the flag's parity: launch L and L+1 write
+//   different halves, L and L+2 the same one;
+// - plain scratch and the user buffers are the same memory in every launch
+//   (a repeated call on the same buffers); between two launches of a rank
+//   its caller reads the output and writes the next input (the
+//   consumer and producer of the collective, on the rank's stream).
+// The model holds that: every block's steps repeated for 2 launches (3
+// when the program has packet buffers, so that a half's reuse shows), the
+// first step of a launch after every block of its rank ended the previous
+// one, counters running on, packet operands of odd launches in their
+// parity half. The race detector then finds every unordered pair; since
+// one launch alone was race-free, each one found spans two launches.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Checks.h"
+
+#include "mlir/IR/Diagnostics.h"
+
+using namespace mlir;
+using namespace mscl;
+using namespace mscl::verify;
+
+LogicalResult mscl::verify::checkAcrossLaunches(ProgramOp program) {
+  bool packets = llvm::any_of(
+      program.getBodyBlock().getOps<BufferOp>(),
+      [](BufferOp buffer) { return buffer.getPacket(); });
+  ProgramModel model(program, /*pipelineCopies=*/1, packets ? 3 : 2);
+  Scheduler scheduler(model);
+  RaceDetector races(model, scheduler);
+  bool finished =
+      scheduler.run([&](int block, int step) { races.step(block, step); });
+  // One launch ran to completion, so the next one does too: its waits
+  // consume its own signals, its reads its own packets.
+  bool raceFree = races.finish(/*checkVisibility=*/false);
+  return success(raceFree && finished);
+}
+
+/// A channel from rank `from` to rank `to` that takes signals, if any.
+static int signalChannel(const ProgramModel &model, int64_t from, int64_t to) {
+  for (int c = 0, e = static_cast<int>(model.channels.size()); c < e; ++c) {
+    const ChannelInfo &channel = model.channels[c];
+    if (channel.src == from && channel.dst == to && !channel.ll &&
+        channel.otherEnd >= 0)
+      return c;
+  }
+  return -1;
+}
+
+/// Order of two accesses in the launches: the caller's between launch L-1
+/// and L comes before the blocks' accesses of launch L.
+static int position(const LaunchAccess &access) {
+  return 2 * access.launch - (access.hostRank >= 0 ? 1 : 0);
+}
+
+/// The sync that orders rank `from`'s access before rank `to`'s.
+static void suggestSignal(InFlightDiagnostic &diag, const ProgramModel &model,
+                          int64_t from, int64_t to, llvm::StringRef after,
+                          llvm::StringRef before) {
+  int signal = signalChannel(model, from, to);
+  if (signal >= 0)
+    diag << "signal " << model.channelName(signal) << " on rank " << from
+         << " " << after << " and wait on "
+         << model.channelName(model.channels[signal].otherEnd) << " on rank "
+         << to << " " << before;
+  else
+    diag << "declare a channel from rank " << from << " to rank " << to
+         << ", signal it " << after << " and wait for that signal on rank "
+         << to << " " << before;
+}
+
+/// A pair with the caller of a rank between two launches: a peer's access
+/// to the rank's user buffers that may overlap the rank's caller reading
+/// the result or writing the next input.
+static void reportWithCaller(const ProgramModel &model,
+                             const std::string &chunk,
+                             const LaunchAccess &earlier,
+                             const LaunchAccess &later) {
+  if (later.hostRank >= 0) {
+    // The peer's access of the previous launch is the one to move.
+    int64_t peer = model.blocks[earlier.block].rank, rank = later.hostRank;
+    if (peer == rank) {
+      // The rank's own access still open at its end: a port put's source,
+      // which the proxy reads after the kernel returned.
+      InFlightDiagnostic diag = earlier.op->emitError();
+      diag << "this put";
+      if (earlier.channel >= 0)
+        diag << " on " << model.channelName(earlier.channel);
+      diag << " reads " << chunk
+           << " through the proxy, which may still be reading it when the "
+              "caller of rank "
+           << rank << " writes the next launch's input; flush";
+      if (earlier.channel >= 0)
+        diag << " " << model.channelName(earlier.channel);
+      diag << " before the kernel ends";
+      return;
+    }
+    InFlightDiagnostic diag = earlier.op->emitError();
+    diag << "this ";
+    if (earlier.channel >= 0)
+      diag << "put on " << model.channelName(earlier.channel) << " ";
+    diag << (earlier.write ? "writes " : "reads ") << chunk
+         << ", which the caller of rank " << rank << " may already "
+         << (later.write ? "overwrite with the next launch's input"
+                         : "read as the result")
+         << ": nothing orders the access before the end of rank " << rank
+         << "'s kernel; ";
+    suggestSignal(diag, model, peer, rank, "after the access",
+                  "before its kernel ends");
+    return;
+  }
+  int64_t rank = earlier.hostRank, peer = model.blocks[later.block].rank;
+  InFlightDiagnostic diag = later.op->emitError();
+  diag << "in the next launch this ";
+  if (later.channel >= 0)
+    diag << "put on " << model.channelName(later.channel) << " ";
+  diag << (later.write ? "writes " : "reads ") << chunk
+       << " before rank " << rank
+       << " is known to have started that launch: its caller may still be "
+       << (earlier.write ? "writing the next input" : "reading the result")
+       << " there; ";
+  suggestSignal(diag, model, rank, peer,
+                "in every launch (e.g. at the start of the kernel)",
+                "before this access");
+}
+
+void mscl::verify::reportAcrossLaunches(const ProgramModel &model,
+                                        int64_t slot, const LaunchAccess &a,
+                                        const LaunchAccess &b) {
+  const LaunchAccess &earlier = position(a) < position(b) ? a : b;
+  const LaunchAccess &later = position(a) < position(b) ? b : a;
+  std::string chunk = model.slotName(slot);
+  if (earlier.hostRank >= 0 || later.hostRank >= 0) {
+    reportWithCaller(model, chunk, earlier, later);
+    return;
+  }
+  std::string other = model.blockName(earlier.block);
+  int64_t earlyRank = model.blocks[earlier.block].rank;
+  int64_t lateRank = model.blocks[later.block].rank;
+  if (later.packet) {
+    InFlightDiagnostic diag =
+        later.op->emitError()
+        << "LL put writes packet chunk " << chunk
+        << " two launches after a read of it that nothing orders before the "
+           "put: "
+        << other
+        << " may still be reading it there, because packet buffers "
+           "alternate by launch parity and a rank can run more than one "
+           "launch ahead of ranks it never hears from; rank "
+        << earlyRank << " has to signal (or send LL packets) after the read "
+        << "and rank " << lateRank
+        << " wait for it (or read them) before this put, in every launch";
+    diag.attachNote(earlier.op->getLoc())
+        << "the read, two launches before (" << other << ")";
+    return;
+  }
+  InFlightDiagnostic diag = later.op->emitError();
+  diag << "in the next launch this ";
+  if (later.channel >= 0)
+    diag << "put on " << model.channelName(later.channel) << " ";
+  diag << (later.write ? "writes " : "reads ") << chunk << " while " << other
+       << " may still be " << (earlier.write ? "writing" : "reading")
+       << " it in the previous launch: a rank starts its next launch once "
+          "its own thread blocks finished, and the runtime keeps one copy of "
+          "plain scratch and of the user buffers across launches; ";
+  suggestSignal(diag, model, earlyRank, lateRank,
+                "after its last access of the chunk (or at the start of the "
+                "kernel)",
+                "before this access");
+  diag << ", or move the data through LL packets, whose buffers alternate "
+          "between launches";
+  diag.attachNote(earlier.op->getLoc())
+      << "the " << (earlier.write ? "write" : "read")
+      << " in the previous launch (" << other << ")";
+}
