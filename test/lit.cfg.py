@@ -19,7 +19,7 @@ config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.mscclc_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["mscl-opt", "mscclc", "mscclc-program-check"], tool_dirs)
+llvm_config.add_tool_substitutions(["mscl-opt", "mscclc", "mscclc-program-print"], tool_dirs)
 
 # `REQUIRES: nvrtc`: tests that compile generated CUDA through NVRTC. The
 # search mirrors mscclc's own (runtime/jit/Nvrtc.cpp).
