@@ -55,19 +55,31 @@ const NvrtcApi &loadNvrtc() {
   static std::once_flag once;
   std::call_once(once, [] {
     std::vector<std::string> candidates;
-    if (const char *env = std::getenv("MSCCLC_NVRTC"); env && *env)
-      candidates.push_back(env);
-    for (const char *name :
-         {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12"})
-      candidates.push_back(name);
-    for (const char *var : {"CUDA_HOME", "CUDA_PATH"})
-      if (const char *dir = std::getenv(var); dir && *dir)
-        candidates.push_back(std::string(dir) + "/lib64/libnvrtc.so");
-    candidates.push_back("/usr/local/cuda/lib64/libnvrtc.so");
+    // A library named explicitly is the only one tried: the caller chose
+    // it (and a missing one makes NVRTC unavailable, as tests of the
+    // ahead-of-time store need).
+    const char *explicitPath = std::getenv("MSCCLC_NVRTC");
+    if (explicitPath && *explicitPath) {
+      candidates.push_back(explicitPath);
+    } else {
+      for (const char *name :
+           {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12"})
+        candidates.push_back(name);
+      for (const char *var : {"CUDA_HOME", "CUDA_PATH"})
+        if (const char *dir = std::getenv(var); dir && *dir)
+          candidates.push_back(std::string(dir) + "/lib64/libnvrtc.so");
+      candidates.push_back("/usr/local/cuda/lib64/libnvrtc.so");
+    }
     for (const std::string &path : candidates) {
       api.handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
       if (api.handle)
         break;
+    }
+    if (!api.handle && explicitPath && *explicitPath) {
+      const char *why = dlerror();
+      api.error = std::string("MSCCLC_NVRTC=") + explicitPath +
+                  " cannot be loaded: " + (why ? why : "dlopen failed");
+      return;
     }
     if (!api.handle) {
       api.error = "libnvrtc not found (tried $MSCCLC_NVRTC, libnvrtc.so, "
