@@ -157,10 +157,23 @@ Status Executor::init() {
     return invalidArgument(fmt::format(
         "program {}: premulsum runs through mscclcRunCollectivePreMulSum",
         plan_.name));
-  MSCCLC_TRY(program_.cubin(comm_.arch(), dtype_,
-                            avg || premul_ ? "sum" : redop_, comm_.rank(),
-                            &cubin));
-  MSCCLC_TRY(module_.load(comm_.device(), cubin));
+  const std::string compiledOp = avg || premul_ ? "sum" : redop_;
+  CompileStats stats;
+  MSCCLC_TRY(program_.cubin(comm_.arch(), dtype_, compiledOp, comm_.rank(),
+                            &cubin, &stats));
+  Status loaded = module_.load(comm_.device(), cubin);
+  if (!loaded.isOk() && stats.origin == KernelOrigin::AheadOfTime) {
+    // A shipped cubin this driver cannot load (older than the build's
+    // NVRTC): JIT-compile it here instead.
+    MSCCLC_LOG(Warn,
+               "program {} rank {}: the ahead-of-time cubin (key {:.12}) did "
+               "not load ({}); compiling it with NVRTC instead",
+               plan_.name, comm_.rank(), stats.key, loaded.message());
+    MSCCLC_TRY(program_.cubin(comm_.arch(), dtype_, compiledOp, comm_.rank(),
+                              &cubin, &stats, /*allowAheadOfTime=*/false));
+    loaded = module_.load(comm_.device(), cubin);
+  }
+  MSCCLC_TRY(loaded);
   MSCCLC_TRY(module_.function(rankPlan_.kernel, &kernel_));
   if (avg) {
     if (plan_.scaleKernel.empty())

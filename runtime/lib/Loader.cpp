@@ -5,6 +5,7 @@
 #include "mscclc/jit/Hiprtc.h"
 #include "mscclc/jit/Nvrtc.h"
 #include "mscclc/runtime/Hash.h"
+#include "mscclc/runtime/KernelEntry.h"
 
 #include <cerrno>
 #include <chrono>
@@ -87,20 +88,27 @@ std::vector<std::string> nvrtcOptions(const CompileRequest &request) {
                            jit::NvrtcOutput::CUBIN, request.options);
 }
 
-std::string cacheKey(const CompileRequest &request) {
+std::string kernelKey(const CompileRequest &request) {
 #if MSCCLC_TARGET_HIP
+  // Which HIP compiler runs depends on the machine, and it shapes the code
+  // object: it is part of what the kernel is (HIP has no AOT store).
   bool useHiprtc = false;
   std::string compiler = hipCompilerOf(request, &useHiprtc);
   std::vector<std::string> options =
       jit::hiprtcOptions(archName(request.arch), request.options);
 #else
-  std::string compiler;
-  if (!jit::nvrtcAvailable(&compiler))
-    compiler = "unavailable";
+  std::string compiler = "nvrtc";
   std::vector<std::string> options = nvrtcOptions(request);
+  // Where the toolkit's headers are differs between the build machine and
+  // the one running (CUDA_HOME, MSCCLC_CUDA_INCLUDE): the path is not the
+  // kernel, so the build's AOT cubins keep their keys everywhere.
+  std::string include = "-I" + jit::cudaIncludeDir();
+  for (std::string &o : options)
+    if (o == include)
+      o = "-I<cuda-include>";
 #endif
   Sha256 h;
-  h.field(kCacheMagic);
+  h.field("MSCCLC-KERNEL-1");
   h.field(compiler);
   for (const std::string &o : options)
     h.field(o);
@@ -109,6 +117,21 @@ std::string cacheKey(const CompileRequest &request) {
     h.field(hdr.text);
   }
   h.field(request.source);
+  return h.hexDigest();
+}
+
+std::string cacheKey(const CompileRequest &request) {
+  std::string compiler;
+#if !MSCCLC_TARGET_HIP
+  // A cached cubin is the product of this NVRTC: another release gets
+  // entries of its own.
+  if (!jit::nvrtcAvailable(&compiler))
+    compiler = "unavailable";
+#endif
+  Sha256 h;
+  h.field(kCacheMagic);
+  h.field(compiler);
+  h.field(kernelKey(request));
   return h.hexDigest();
 }
 
@@ -170,32 +193,18 @@ Status KernelCache::lookup(const std::string &key, std::string *binary,
   std::string contents((std::istreambuf_iterator<char>(in)),
                        std::istreambuf_iterator<char>());
   in.close();
-  auto discard = [&](const char *why) {
+  std::string bytes;
+  EntryCheck check = parseKernelEntry(contents, kCacheMagic, key, &bytes);
+  // An entry of an older format (another magic) is simply replaced.
+  if (check == EntryCheck::OtherFormat)
+    return Status::ok();
+  if (check != EntryCheck::Ok) {
     // Recompiled and stored anew by the caller.
     unlink(path.c_str());
     return Status(Code::SystemError,
-                  fmt::format("entry {} is {}: removed, recompiling", path, why));
-  };
-  // An entry of an older format (another magic) is simply replaced.
-  std::string header = std::string(kCacheMagic) + "\n" + key + "\n";
-  if (contents.compare(0, std::strlen(kCacheMagic), kCacheMagic) != 0)
-    return Status::ok();
-  if (contents.compare(0, header.size(), header) != 0)
-    return discard("not the entry of its key");
-  size_t sizeEnd = contents.find('\n', header.size());
-  size_t sumEnd = sizeEnd == std::string::npos
-                      ? std::string::npos
-                      : contents.find('\n', sizeEnd + 1);
-  if (sumEnd == std::string::npos)
-    return discard("truncated");
-  unsigned long long size = strtoull(
-      contents.substr(header.size(), sizeEnd - header.size()).c_str(), nullptr, 10);
-  std::string sum = contents.substr(sizeEnd + 1, sumEnd - sizeEnd - 1);
-  if (size == 0 || contents.size() - sumEnd - 1 != size)
-    return discard("truncated");
-  std::string bytes = contents.substr(sumEnd + 1);
-  if (sha256Hex(bytes) != sum)
-    return discard("corrupt (checksum mismatch)");
+                  fmt::format("entry {} is {}: removed, recompiling", path,
+                              entryCheckReason(check)));
+  }
   *binary = std::move(bytes);
   *hit = true;
   return Status::ok();
@@ -215,9 +224,8 @@ Status KernelCache::store(const std::string &key,
     if (!out)
       return systemError(
           fmt::format("cannot write cache file {}: {}", tmp, strerror(errno)));
-    out << kCacheMagic << "\n" << key << "\n" << binary.size() << "\n"
-        << sha256Hex(binary) << "\n";
-    out.write(binary.data(), std::streamsize(binary.size()));
+    std::string entry = formatKernelEntry(kCacheMagic, key, binary);
+    out.write(entry.data(), std::streamsize(entry.size()));
     if (!out) {
       unlink(tmp.c_str());
       return systemError(fmt::format("short write to {}", tmp));
@@ -292,30 +300,66 @@ Status compileToCubin(const CompileRequest &request, std::string *cubin) {
 
 #endif // MSCCLC_TARGET_HIP
 
-Status compileCached(const CompileRequest &request, const KernelCache &cache,
-                     std::string *cubin, CompileStats *stats) {
+const char *kernelOriginName(KernelOrigin origin) {
+  switch (origin) {
+  case KernelOrigin::AheadOfTime:
+    return "ahead-of-time store";
+  case KernelOrigin::Cache:
+    return "cache hit";
+  case KernelOrigin::Compiled:
+    return "compiled";
+  }
+  return "?";
+}
+
+Status compileCached(const CompileRequest &request, const AotStore &aot,
+                     const KernelCache &cache, std::string *cubin,
+                     CompileStats *stats) {
   auto start = std::chrono::steady_clock::now();
   CompileStats local;
-  local.key = cacheKey(request);
-  bool hit = false;
-  Status s = cache.lookup(local.key, cubin, &hit);
-  if (!s.isOk())
-    MSCCLC_LOG(Warn, "kernel cache: {}", s.message());
-  if (!hit) {
-    MSCCLC_TRY(compileToCubin(request, cubin));
-    // An unsafe directory was reported by the lookup already.
-    Status st = s.code() == Code::Unsupported ? Status::ok()
-                                              : cache.store(local.key, *cubin);
-    if (!st.isOk()) // A read-only cache directory costs time, not results.
-      MSCCLC_LOG(Warn, "kernel cache: {}", st.message());
+  // Before anything that loads NVRTC (cacheKey reads its version): a
+  // shipped kernel needs none.
+  if (aot.enabled()) {
+    local.key = kernelKey(request);
+    bool hit = false;
+    Status s = aot.lookup(local.key, cubin, &hit);
+    if (!s.isOk())
+      MSCCLC_LOG(Warn, "{}; compiling {} instead", s.message(), request.name);
+    if (hit) {
+      local.origin = KernelOrigin::AheadOfTime;
+      local.cacheHit = true;
+    }
   }
-  local.cacheHit = hit;
+  if (local.origin != KernelOrigin::AheadOfTime) {
+    local.key = cacheKey(request);
+    bool hit = false;
+    Status s = cache.lookup(local.key, cubin, &hit);
+    if (!s.isOk())
+      MSCCLC_LOG(Warn, "kernel cache: {}", s.message());
+    if (!hit) {
+      MSCCLC_TRY(compileToCubin(request, cubin));
+      // An unsafe directory was reported by the lookup already.
+      Status st = s.code() == Code::Unsupported
+                      ? Status::ok()
+                      : cache.store(local.key, *cubin);
+      if (!st.isOk()) // A read-only cache directory costs time, not results.
+        MSCCLC_LOG(Warn, "kernel cache: {}", st.message());
+    }
+    local.origin = hit ? KernelOrigin::Cache : KernelOrigin::Compiled;
+    local.cacheHit = hit;
+  }
   local.milliseconds = msSince(start);
-  MSCCLC_LOG(Info, "kernel {}: {} in {:.1f} ms (key {:.12})", request.name,
-             hit ? "cache hit" : "compiled", local.milliseconds, local.key);
+  MSCCLC_LOG(Info, "kernel {} for {}: {} in {:.1f} ms (key {:.12})",
+             request.name, archName(request.arch),
+             kernelOriginName(local.origin), local.milliseconds, local.key);
   if (stats)
     *stats = local;
   return Status::ok();
+}
+
+Status compileCached(const CompileRequest &request, const KernelCache &cache,
+                     std::string *cubin, CompileStats *stats) {
+  return compileCached(request, AotStore(), cache, cubin, stats);
 }
 
 #if MSCCLC_TARGET_HIP
@@ -380,7 +424,11 @@ Status Module::load(int device, const std::string &cubin) {
   // driver call (CUDA 12 and later); unlike the old cudaFree(nullptr)
   // idiom it is allowed while a thread captures a graph.
   DeviceGuard guard(device);
-  MSCCLC_CUDA_CHECK(api->moduleLoadData(&module_, cubin.data()));
+  // Into a local: after a refused cubin the module stays empty, and the
+  // caller may load another (Executor's fallback from the AOT store).
+  CUmodule module = nullptr;
+  MSCCLC_CUDA_CHECK(api->moduleLoadData(&module, cubin.data()));
+  module_ = module;
   device_ = device;
   return Status::ok();
 }

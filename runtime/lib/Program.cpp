@@ -42,6 +42,27 @@ struct TempFile {
   }
 };
 
+/// A private temporary directory, removed (with the one file that
+/// compileString puts there) on scope exit.
+struct TempDir {
+  std::string path;
+  ~TempDir() {
+    if (!path.empty())
+      rmdir(path.c_str());
+  }
+};
+
+Status makeTempDir(TempDir *out) {
+  const char *dir = getenv("TMPDIR");
+  std::string tmpl = std::string(dir && *dir ? dir : "/tmp") + "/mscclc-XXXXXX";
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  if (!mkdtemp(buf.data()))
+    return systemError(fmt::format("mkdtemp({}): {}", tmpl, strerror(errno)));
+  out->path = buf.data();
+  return Status::ok();
+}
+
 Status makeTemp(const char *suffix, TempFile *out) {
   const char *dir = getenv("TMPDIR");
   std::string tmpl = std::string(dir && *dir ? dir : "/tmp") +
@@ -253,9 +274,19 @@ Status Program::compileFile(const std::string &path,
 
 Status Program::compileString(const std::string &source,
                               const CompilerOptions &options,
-                              std::unique_ptr<Program> *out) {
+                              std::unique_ptr<Program> *out,
+                              const std::string &fileName) {
+  TempDir dir; // declared first: removed after the file in it
   TempFile tmp;
-  MSCCLC_TRY(makeTemp(".mscl", &tmp));
+  if (fileName.empty()) {
+    MSCCLC_TRY(makeTemp(".mscl", &tmp));
+  } else {
+    // The generated source names its file (comments per .mscl line): a
+    // fixed name keeps it, and so its kernel keys, the same in every
+    // process, and the build's ahead-of-time kernels apply.
+    MSCCLC_TRY(makeTempDir(&dir));
+    tmp.path = dir.path + "/" + fileName;
+  }
   {
     std::ofstream f(tmp.path, std::ios::binary);
     f << source;
@@ -284,30 +315,45 @@ Program::~Program() {
     c->dropExecutors(id_);
 }
 
-Status Program::cubin(int arch, const std::string &dtype,
-                      const std::string &redop, int rank, std::string *out,
-                      CompileStats *stats) {
-  std::string key = fmt::format("{}/{}/{}/{}", arch, dtype, redop, rank);
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto it = cubins_.find(key);
-  if (it != cubins_.end()) {
-    *out = it->second;
-    if (stats) {
-      *stats = CompileStats();
-      stats->cacheHit = true;
-    }
-    return Status::ok();
-  }
+CompileRequest Program::compileRequest(int arch, const std::string &dtype,
+                                      const std::string &redop,
+                                      int rank) const {
   CompileRequest req;
   req.source = cudaSource_;
   req.name = plan_.name + (MSCCLC_TARGET_HIP ? ".hip" : ".cu");
   req.arch = arch;
   req.options = {"-DMSCCLC_DTYPE=" + dtype, "-DMSCCLC_REDOP=" + redop,
                  "-DMSCCLC_RANK=" + std::to_string(rank)};
+  return req;
+}
+
+Status Program::cubin(int arch, const std::string &dtype,
+                      const std::string &redop, int rank, std::string *out,
+                      CompileStats *stats, bool allowAheadOfTime) {
+  std::string key = fmt::format("{}/{}/{}/{}", arch, dtype, redop, rank);
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = cubins_.find(key);
+  if (it != cubins_.end() &&
+      (allowAheadOfTime || it->second.origin != KernelOrigin::AheadOfTime)) {
+    *out = it->second.binary;
+    if (stats) {
+      *stats = CompileStats();
+      stats->origin = it->second.origin;
+      stats->cacheHit = true;
+    }
+    return Status::ok();
+  }
+  CompileRequest req = compileRequest(arch, dtype, redop, rank);
+  CompileStats local;
   std::string bin;
-  MSCCLC_TRY(compileCached(req, KernelCache::fromEnvironment(), &bin, stats));
-  cubins_[key] = bin;
+  MSCCLC_TRY(compileCached(req,
+                           allowAheadOfTime ? AotStore::fromEnvironment()
+                                            : AotStore(),
+                           KernelCache::fromEnvironment(), &bin, &local));
+  cubins_[key] = {bin, local.origin};
   *out = std::move(bin);
+  if (stats)
+    *stats = local;
   return Status::ok();
 }
 

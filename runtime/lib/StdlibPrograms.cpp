@@ -53,7 +53,9 @@ Status compileSelection(const StdlibState &state, const SelectionQuery &q,
     std::string text, variant;
     MSCCLC_TRY(readFile(path, &text));
     MSCCLC_TRY(stdlibInPlaceSource(text, dir, path, &variant));
-    s = Program::compileString(variant, opts, out);
+    // Under the algorithm's own file name, so the in-place variant's
+    // kernels have the same keys in every process (AOT store, cache).
+    s = Program::compileString(variant, opts, out, sel.algorithm + ".mscl");
     what += " in place";
   } else {
     s = Program::compileFile(path, opts, out);

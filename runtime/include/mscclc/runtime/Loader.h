@@ -14,6 +14,10 @@
 // naming the compiler used and its entries `<key>.hsaco`. Below, "cubin"
 // then means that code object and "arch" the processor's gfx number.
 //
+// Before the cache, the loader consults the ahead-of-time store
+// (AotStore.h): cubins the build compiled, named by kernelKey, which leaves
+// out the NVRTC version so that a process without NVRTC can look them up.
+//
 // Cache location: MSCCLC_CACHE_DIR, else $XDG_CACHE_HOME/mscclc, else
 // ~/.cache/mscclc. MSCCLC_CACHE=0 turns it off. Entries are written to a
 // temporary file and renamed, so concurrent ranks never read half a file;
@@ -27,6 +31,7 @@
 #ifndef MSCCLC_RUNTIME_LOADER_H
 #define MSCCLC_RUNTIME_LOADER_H
 
+#include "mscclc/runtime/AotStore.h"
 #include "mscclc/runtime/Cuda.h"
 #include "mscclc/runtime/Status.h"
 
@@ -50,7 +55,14 @@ std::string archName(int arch);
 /// architecture, then the request's own options.
 std::vector<std::string> nvrtcOptions(const CompileRequest &request);
 
-/// The cache key of a request (64 hex digits).
+/// What a kernel is (64 hex digits): SHA-256 of the full option list (the
+/// architecture among them; the CUDA include directory as a placeholder,
+/// since where the toolkit lies is not the kernel), every device header
+/// and the source. The name of ahead-of-time entries; it needs no NVRTC.
+std::string kernelKey(const CompileRequest &request);
+
+/// The user cache's key (64 hex digits): kernelKey and the version of the
+/// NVRTC that compiles it (HIP: of the compiler chosen).
 std::string cacheKey(const CompileRequest &request);
 
 class KernelCache {
@@ -76,8 +88,13 @@ private:
   bool enabled_;
 };
 
+/// Where a cubin came from.
+enum class KernelOrigin { AheadOfTime, Cache, Compiled };
+const char *kernelOriginName(KernelOrigin origin);
+
 struct CompileStats {
-  bool cacheHit = false;
+  KernelOrigin origin = KernelOrigin::Compiled;
+  bool cacheHit = false; ///< ahead-of-time or cache: no compile ran
   double milliseconds = 0; ///< Wall time of compile or cache read.
   std::string key;
 };
@@ -86,7 +103,13 @@ struct CompileStats {
 /// cannot be loaded, the Status message carries NVRTC's log or the reason.
 Status compileToCubin(const CompileRequest &request, std::string *cubin);
 
-/// Cache lookup, else compile and store.
+/// The ahead-of-time store (its key needs no NVRTC), else the cache, else
+/// compile and store in the cache. An unusable AOT entry is logged and
+/// skipped.
+Status compileCached(const CompileRequest &request, const AotStore &aot,
+                     const KernelCache &cache, std::string *cubin,
+                     CompileStats *stats);
+/// Without an ahead-of-time store.
 Status compileCached(const CompileRequest &request, const KernelCache &cache,
                      std::string *cubin, CompileStats *stats);
 

@@ -46,10 +46,13 @@ public:
   static Status compileFile(const std::string &path,
                             const CompilerOptions &options,
                             std::unique_ptr<Program> *out);
-  /// Compiles .mscl source text (written to a temporary file first).
+  /// Compiles .mscl source text (written to a temporary file first, named
+  /// `fileName` in a temporary directory when given: the generated source
+  /// names the file, so a fixed name gives the same source every time).
   static Status compileString(const std::string &source,
                               const CompilerOptions &options,
-                              std::unique_ptr<Program> *out);
+                              std::unique_ptr<Program> *out,
+                              const std::string &fileName = "");
   /// Wraps already generated CUDA source and plan (ahead-of-time output,
   /// hand-written kernels).
   static Status fromGenerated(const std::string &cudaSource,
@@ -62,11 +65,20 @@ public:
   const std::string &cudaSource() const { return cudaSource_; }
   const std::string &planJson() const { return planJson_; }
 
-  /// The cubin holding rank `rank`'s kernel (and the scale kernel) for
-  /// (arch, dtype, redop), compiled or from the cache. Other ranks' kernels
-  /// are left out: a process compiles only what it launches.
+  /// What is compiled for rank `rank`'s kernel (and the scale kernel) for
+  /// (arch, dtype, redop): the one description of a kernel that the
+  /// run-time loader and the ahead-of-time build (mscclc-aot) both use, so
+  /// their keys agree.
+  CompileRequest compileRequest(int arch, const std::string &dtype,
+                                const std::string &redop, int rank) const;
+
+  /// The cubin of compileRequest: from the ahead-of-time store (unless
+  /// `allowAheadOfTime` is false: the store's cubin did not load), the
+  /// cache, or NVRTC. Other ranks' kernels are left out: a process
+  /// compiles only what it launches.
   Status cubin(int arch, const std::string &dtype, const std::string &redop,
-               int rank, std::string *out, CompileStats *stats = nullptr);
+               int rank, std::string *out, CompileStats *stats = nullptr,
+               bool allowAheadOfTime = true);
 
 private:
   Program() = default;
@@ -75,7 +87,11 @@ private:
   std::string cudaSource_;
   std::string planJson_;
   std::mutex mutex_;
-  std::map<std::string, std::string> cubins_;
+  struct Cubin {
+    std::string binary;
+    KernelOrigin origin;
+  };
+  std::map<std::string, Cubin> cubins_;
 };
 
 } // namespace mscclc::rt

@@ -1,0 +1,133 @@
+//===- AotStore.cpp - Kernels compiled when the library was built ---------===//
+
+#include "mscclc/runtime/AotStore.h"
+#include "mscclc/runtime/Files.h"
+#include "mscclc/runtime/KernelEntry.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <fstream>
+#include <random>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace mscclc::rt {
+
+namespace {
+
+// Not the cache's magic: a cache entry copied into the store (built by an
+// NVRTC the key does not name) is refused as foreign.
+constexpr const char *kAotMagic = "MSCCLC-AOT-CUBIN-1";
+
+bool turnedOff(const char *value) {
+  return value && (strcmp(value, "0") == 0 || strcasecmp(value, "off") == 0 ||
+                   strcasecmp(value, "false") == 0);
+}
+
+/// The directory of the binary holding this code (libmscclc.so, or a
+/// program that links the runtime statically).
+std::string ownDirectory() {
+  Dl_info info;
+  if (!dladdr(reinterpret_cast<void *>(&ownDirectory), &info) ||
+      !info.dli_fname)
+    return "";
+  std::string path = info.dli_fname;
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+/// mkdir -p, world-readable: the store is shipped with the library.
+Status makeDirs(const std::string &path) {
+  std::string partial = path.size() && path[0] == '/' ? "/" : "";
+  size_t from = 0;
+  while (from <= path.size()) {
+    size_t slash = path.find('/', from);
+    std::string part = path.substr(from, slash - from);
+    from = slash == std::string::npos ? path.size() + 1 : slash + 1;
+    if (part.empty())
+      continue;
+    partial += part + "/";
+    if (mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST)
+      return systemError(fmt::format("cannot create {}: {}", partial,
+                                     strerror(errno)));
+  }
+  return Status::ok();
+}
+
+} // namespace
+
+AotStore AotStore::fromEnvironment() {
+  if (turnedOff(getenv("MSCCLC_AOT")))
+    return AotStore();
+  if (const char *dir = getenv("MSCCLC_AOT_DIR"); dir && *dir)
+    return AotStore(dir);
+  std::string own = ownDirectory();
+  if (!own.empty())
+    // <prefix>/lib, or <prefix>/lib/<multiarch> (GNUInstallDirs on Debian).
+    for (const char *up : {"/../share/mscclc/kernels",
+                           "/../../share/mscclc/kernels"})
+      if (isDirectory(own + up))
+        return AotStore(own + up);
+  return AotStore();
+}
+
+std::string AotStore::pathFor(const std::string &key) const {
+  return dir_ + "/" + key + ".cubin";
+}
+
+Status AotStore::lookup(const std::string &key, std::string *binary,
+                        bool *hit) const {
+  *hit = false;
+  if (!enabled())
+    return Status::ok();
+  struct stat st;
+  if (stat(dir_.c_str(), &st) != 0)
+    return Status::ok();
+  // Whoever may write the store chooses the GPU code this process runs.
+  if (!S_ISDIR(st.st_mode) || (st.st_mode & (S_IWGRP | S_IWOTH)))
+    return unsupported(fmt::format(
+        "ahead-of-time kernel store {} is {}: not using it", dir_,
+        S_ISDIR(st.st_mode) ? "writable by other users" : "not a directory"));
+  std::string path = pathFor(key);
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return Status::ok();
+  std::string contents((std::istreambuf_iterator<char>(in)),
+                       std::istreambuf_iterator<char>());
+  EntryCheck check = parseKernelEntry(contents, kAotMagic, key, binary);
+  if (check != EntryCheck::Ok)
+    return unsupported(fmt::format("ahead-of-time kernel {} is {}: ignored",
+                                   path, entryCheckReason(check)));
+  *hit = true;
+  return Status::ok();
+}
+
+Status AotStore::write(const std::string &key,
+                       const std::string &binary) const {
+  if (!enabled())
+    return invalidArgument("no ahead-of-time store directory was given");
+  MSCCLC_TRY(makeDirs(dir_));
+  std::random_device rd;
+  std::string tmp =
+      fmt::format("{}/.{}.{}.{}.tmp", dir_, key, int(getpid()), rd());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    std::string entry = formatKernelEntry(kAotMagic, key, binary);
+    out.write(entry.data(), std::streamsize(entry.size()));
+    if (!out) {
+      unlink(tmp.c_str());
+      return systemError(fmt::format("cannot write {}", tmp));
+    }
+  }
+  if (rename(tmp.c_str(), pathFor(key).c_str()) != 0) {
+    unlink(tmp.c_str());
+    return systemError(
+        fmt::format("cannot rename {}: {}", tmp, strerror(errno)));
+  }
+  return Status::ok();
+}
+
+} // namespace mscclc::rt

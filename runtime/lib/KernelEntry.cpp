@@ -1,0 +1,58 @@
+//===- KernelEntry.cpp - The file format of a stored kernel ---------------===//
+
+#include "mscclc/runtime/KernelEntry.h"
+#include "mscclc/runtime/Hash.h"
+
+#include <cstdlib>
+
+namespace mscclc::rt {
+
+std::string formatKernelEntry(const std::string &magic, const std::string &key,
+                              const std::string &binary) {
+  return magic + "\n" + key + "\n" + std::to_string(binary.size()) + "\n" +
+         sha256Hex(binary) + "\n" + binary;
+}
+
+const char *entryCheckReason(EntryCheck check) {
+  switch (check) {
+  case EntryCheck::Ok:
+    return "valid";
+  case EntryCheck::OtherFormat:
+    return "of another format";
+  case EntryCheck::WrongKey:
+    return "not the entry of its key";
+  case EntryCheck::Truncated:
+    return "truncated";
+  case EntryCheck::Corrupt:
+    return "corrupt (checksum mismatch)";
+  }
+  return "invalid";
+}
+
+EntryCheck parseKernelEntry(const std::string &contents,
+                            const std::string &magic, const std::string &key,
+                            std::string *binary) {
+  if (contents.compare(0, magic.size() + 1, magic + "\n") != 0)
+    return EntryCheck::OtherFormat;
+  std::string header = magic + "\n" + key + "\n";
+  if (contents.compare(0, header.size(), header) != 0)
+    return EntryCheck::WrongKey;
+  size_t sizeEnd = contents.find('\n', header.size());
+  size_t sumEnd = sizeEnd == std::string::npos
+                      ? std::string::npos
+                      : contents.find('\n', sizeEnd + 1);
+  if (sumEnd == std::string::npos)
+    return EntryCheck::Truncated;
+  unsigned long long size = strtoull(
+      contents.substr(header.size(), sizeEnd - header.size()).c_str(), nullptr,
+      10);
+  if (size == 0 || contents.size() - sumEnd - 1 != size)
+    return EntryCheck::Truncated;
+  std::string bytes = contents.substr(sumEnd + 1);
+  if (sha256Hex(bytes) != contents.substr(sizeEnd + 1, sumEnd - sizeEnd - 1))
+    return EntryCheck::Corrupt;
+  *binary = std::move(bytes);
+  return EntryCheck::Ok;
+}
+
+} // namespace mscclc::rt
