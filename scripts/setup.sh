@@ -62,6 +62,15 @@ if ((${#missing[@]})); then
 fi
 
 JOBS="${MSCCLC_JOBS:-$(nproc)}"
+# The ahead-of-time kernels (docs/runtime.md): what the build compiles for
+# the selection table's picks. MSCCLC_AOT_ARCHS, _RANKS and _DTYPES (CMake
+# lists, e.g. "80;90;100") choose it, MSCCLC_AOT_BUILD=OFF leaves it out;
+# NVRTC runs on $JOBS threads.
+CONFIG+=(-DMSCCLC_AOT_JOBS="$JOBS")
+for var in MSCCLC_AOT_ARCHS MSCCLC_AOT_RANKS MSCCLC_AOT_DTYPES; do
+  if [ -n "${!var:-}" ]; then CONFIG+=("-D$var=${!var}"); fi
+done
+if [ -n "${MSCCLC_AOT_BUILD:-}" ]; then CONFIG+=(-DMSCCLC_AOT="$MSCCLC_AOT_BUILD"); fi
 echo "== configuring (build/)"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "${CONFIG[@]}" >/dev/null
 echo "== building with $JOBS jobs"

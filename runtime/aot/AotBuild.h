@@ -1,0 +1,66 @@
+//===- AotBuild.h - Compiling the selection table's picks ahead of time -===//
+//
+// What the build compiles into the ahead-of-time store (AotStore.h): for
+// every configured architecture, rank count, dtype and op, every algorithm
+// the shipped selection table picks for some size, in place and out of
+// place (root 0 for rooted collectives), one node. Picks are found by
+// resolving queries exactly as mscclcRunCollective does (stdlibResolve:
+// selection, the compiler run, the staged variant), and each rank's kernel
+// is described by Program::compileRequest, so the keys written here are
+// the keys the loader looks up.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MSCCLC_AOT_AOTBUILD_H
+#define MSCCLC_AOT_AOTBUILD_H
+
+#include "mscclc/runtime/AotStore.h"
+#include "mscclc/runtime/Loader.h"
+#include "mscclc/runtime/Selection.h"
+
+#include <string>
+#include <vector>
+
+namespace mscclc::rt {
+
+struct AotConfig {
+  std::vector<int> archs = {80, 90, 100};
+  std::vector<int> ranks = {2, 4, 8};
+  std::vector<std::string> dtypes = {"f32", "f16", "bf16"};
+  std::vector<std::string> ops = {"sum"};
+};
+
+/// One kernel to build: a rank's cubin of one pick.
+struct AotKernel {
+  std::string key; ///< kernelKey(request)
+  CompileRequest request;
+  std::string what; ///< "allreduce_1pa instances=1, 2 ranks, rank 0, f32 sum, sm_90"
+};
+
+/// The distinct kernels of the table's picks under `config` (sorted by
+/// key). Runs the compiler once per distinct program; *programs counts
+/// them.
+Status aotKernels(const SelectionTable &table, const AotConfig &config,
+                  std::vector<AotKernel> *out, size_t *programs);
+
+/// The counts in a size sweep of `q`'s collective that reach every range
+/// of the table: each entry's bounds, powers of two, and their neighbours
+/// (which alignment requirements send elsewhere).
+std::vector<uint64_t> aotSweepCounts(const SelectionTable &table,
+                                     const SelectionQuery &q);
+
+struct AotBuildStats {
+  size_t compiled = 0; ///< NVRTC runs
+  size_t kept = 0;     ///< valid entries already in the store
+  size_t removed = 0;  ///< entries of kernels no longer picked
+};
+
+/// Compiles the kernels missing from `store` with NVRTC on `jobs` threads,
+/// writes them, removes entries that are not in `kernels`, and writes
+/// manifest.tsv (key, then what) for people.
+Status buildAotStore(const std::vector<AotKernel> &kernels,
+                     const AotStore &store, int jobs, AotBuildStats *stats);
+
+} // namespace mscclc::rt
+
+#endif // MSCCLC_AOT_AOTBUILD_H

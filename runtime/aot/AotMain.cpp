@@ -1,0 +1,123 @@
+//===- AotMain.cpp - mscclc-aot: writes the ahead-of-time kernel store ----===//
+//
+// mscclc-aot --out DIR [--archs 80,90,100] [--ranks 2,4,8]
+//            [--dtypes f32,f16,bf16] [--ops sum] [--jobs N]
+//
+// Compiles the shipped selection table's picks (AotBuild.h) into DIR, the
+// store libmscclc reads before its kernel cache and NVRTC. The stdlib is
+// MSCCLC_STDLIB_DIR's (else the source tree's); the compiler MSCCLC_COMPILER
+// (else next to this tool, else PATH). A user's MSCCLC_SELECTION_TABLE is
+// ignored: the store is for the table that ships.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AotBuild.h"
+#include "mscclc/runtime/StdlibPrograms.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+using namespace mscclc::rt;
+
+namespace {
+
+int usage() {
+  fprintf(stderr,
+          "usage: mscclc-aot --out DIR [--archs 80,90,100] [--ranks 2,4,8] "
+          "[--dtypes f32,f16,bf16] [--ops sum] [--jobs N]\n");
+  return 2;
+}
+
+std::vector<std::string> splitList(const std::string &text) {
+  std::vector<std::string> items;
+  std::stringstream ss(text);
+  std::string item;
+  // CMake lists arrive as "a;b", command lines as "a,b".
+  while (std::getline(ss, item, ',')) {
+    std::stringstream inner(item);
+    std::string part;
+    while (std::getline(inner, part, ';'))
+      if (!part.empty())
+        items.push_back(part);
+  }
+  return items;
+}
+
+bool parseInts(const std::string &text, std::vector<int> *out) {
+  out->clear();
+  for (const std::string &s : splitList(text)) {
+    char *end = nullptr;
+    long v = strtol(s.c_str(), &end, 10);
+    if (*end || v <= 0)
+      return false;
+    out->push_back(int(v));
+  }
+  return !out->empty();
+}
+
+double secondsSince(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t)
+      .count();
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  AotConfig config;
+  std::string outDir;
+  int jobs = 2;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (i + 1 >= argc)
+      return usage();
+    std::string v = argv[++i];
+    bool ok = true;
+    if (a == "--out")
+      outDir = v;
+    else if (a == "--archs")
+      ok = parseInts(v, &config.archs);
+    else if (a == "--ranks")
+      ok = parseInts(v, &config.ranks);
+    else if (a == "--dtypes")
+      config.dtypes = splitList(v);
+    else if (a == "--ops")
+      config.ops = splitList(v);
+    else if (a == "--jobs")
+      jobs = atoi(v.c_str());
+    else
+      ok = false;
+    if (!ok)
+      return usage();
+  }
+  if (outDir.empty() || config.dtypes.empty() || config.ops.empty())
+    return usage();
+  unsetenv("MSCCLC_SELECTION_TABLE");
+
+  auto start = std::chrono::steady_clock::now();
+  const SelectionTable *table = nullptr;
+  Status s = processSelectionTable(&table);
+  std::vector<AotKernel> kernels;
+  size_t programs = 0;
+  if (s.isOk())
+    s = aotKernels(*table, config, &kernels, &programs);
+  if (!s.isOk()) {
+    fprintf(stderr, "mscclc-aot: %s\n", s.message().c_str());
+    return 1;
+  }
+  double selectSeconds = secondsSince(start);
+  AotBuildStats stats;
+  s = buildAotStore(kernels, AotStore(outDir), jobs, &stats);
+  if (!s.isOk()) {
+    fprintf(stderr, "mscclc-aot: %s\n", s.message().c_str());
+    return 1;
+  }
+  printf("mscclc-aot: %zu kernels of %zu programs in %s: %zu compiled, %zu "
+         "kept, %zu removed; %.1f s selecting and generating, %.1f s in all "
+         "(%d jobs)\n",
+         kernels.size(), programs, outDir.c_str(), stats.compiled, stats.kept,
+         stats.removed, selectSeconds, secondsSince(start), jobs);
+  return 0;
+}
