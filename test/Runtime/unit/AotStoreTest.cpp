@@ -1,0 +1,332 @@
+//===- AotStoreTest.cpp - The ahead-of-time kernel store ------------------===//
+//
+// Keys (stable, NVRTC- and install-path-independent), the store read back,
+// damaged and foreign entries refused, the loader taking a stored kernel
+// before the cache and NVRTC, and, with the compiler, the build's store
+// holding the selection table's picks under the keys the run-time path
+// computes. The second ctest run (runtime-AotStoreTest-without-nvrtc)
+// repeats the pick lookups with MSCCLC_NVRTC naming a missing library.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AotBuild.h"
+#include "mscclc/jit/Nvrtc.h"
+#include "mscclc/runtime/AotStore.h"
+#include "mscclc/runtime/KernelEntry.h"
+#include "mscclc/runtime/Loader.h"
+#include "mscclc/runtime/Program.h"
+#include "mscclc/runtime/StdlibPrograms.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace mscclc::rt;
+
+namespace {
+
+std::string tempDir() {
+  char tmpl[] = "/tmp/mscclc-aot-test-XXXXXX";
+  const char *dir = mkdtemp(tmpl);
+  return dir ? dir : "/tmp";
+}
+
+std::string readAll(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void writeAll(const std::string &path, const std::string &bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << bytes;
+}
+
+CompileRequest addOne() {
+  CompileRequest req;
+  req.source = R"(
+extern "C" __global__ void add_one(float *x, unsigned long long n) {
+  unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] += 1.0f;
+}
+)";
+  req.name = "add_one.cu";
+  req.arch = 90;
+  req.options = {"-DMSCCLC_DTYPE=f32"};
+  return req;
+}
+
+bool withoutNvrtc() {
+  const char *p = getenv("MSCCLC_NVRTC");
+  return p && std::string(p).find("nonexistent") != std::string::npos;
+}
+
+/// A scoped environment variable.
+struct ScopedEnv {
+  std::string name;
+  std::string old;
+  bool had;
+  ScopedEnv(const char *n, const char *value) : name(n) {
+    const char *o = getenv(n);
+    had = o != nullptr;
+    if (had)
+      old = o;
+    if (value)
+      setenv(n, value, 1);
+    else
+      unsetenv(n);
+  }
+  ~ScopedEnv() {
+    if (had)
+      setenv(name.c_str(), old.c_str(), 1);
+    else
+      unsetenv(name.c_str());
+  }
+};
+
+} // namespace
+
+TEST(KernelKeyTest, NamesTheKernelNotTheMachine) {
+  CompileRequest base = addOne();
+  std::string k = kernelKey(base);
+  EXPECT_EQ(k.size(), 64u);
+  EXPECT_EQ(k, kernelKey(base)) << "stable";
+  CompileRequest other = base;
+  other.arch = 80;
+  EXPECT_NE(kernelKey(other), k) << "arch";
+  other = base;
+  other.options = {"-DMSCCLC_DTYPE=f16"};
+  EXPECT_NE(kernelKey(other), k) << "options";
+  other = base;
+  other.source += " ";
+  EXPECT_NE(kernelKey(other), k) << "source";
+  other = base;
+  other.name = "elsewhere.cu";
+  EXPECT_EQ(kernelKey(other), k) << "the diagnostic name";
+  {
+    // Another toolkit location (e.g. CUDA_HOME on the machine running):
+    // the same kernel, the same AOT entry.
+    std::string dir = tempDir();
+    ScopedEnv include("MSCCLC_CUDA_INCLUDE", dir.c_str());
+    ASSERT_EQ(mscclc::jit::cudaIncludeDir(), dir);
+    EXPECT_EQ(kernelKey(base), k) << "the CUDA include path";
+  }
+  if (!withoutNvrtc())
+    EXPECT_NE(cacheKey(base), k) << "the cache key adds the NVRTC version";
+}
+
+TEST(AotStoreTest, WrittenAndReadBack) {
+  AotStore store(tempDir() + "/kernels");
+  std::string key(64, 'a'), binary;
+  bool hit = true;
+  ASSERT_TRUE(store.lookup(key, &binary, &hit).isOk());
+  EXPECT_FALSE(hit) << "a missing directory is an empty store";
+  ASSERT_TRUE(store.write(key, "\x7f" "ELF not really").isOk());
+  ASSERT_TRUE(store.lookup(key, &binary, &hit).isOk());
+  EXPECT_TRUE(hit);
+  EXPECT_EQ(binary, "\x7f" "ELF not really");
+  ASSERT_TRUE(store.lookup(std::string(64, 'b'), &binary, &hit).isOk());
+  EXPECT_FALSE(hit);
+  struct stat st;
+  ASSERT_EQ(stat(store.dir().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0022, 0u) << "not writable by others";
+}
+
+TEST(AotStoreTest, DamagedAndForeignEntriesAreRefused) {
+  AotStore store(tempDir());
+  std::string key(64, 'c'), other(64, 'd');
+  ASSERT_TRUE(store.write(key, "cubin bytes").isOk());
+  std::string good = readAll(store.pathFor(key));
+  auto refused = [&](const std::string &contents, const char *why) {
+    writeAll(store.pathFor(key), contents);
+    std::string binary;
+    bool hit = true;
+    Status s = store.lookup(key, &binary, &hit);
+    EXPECT_EQ(s.code(), Code::Unsupported) << why;
+    EXPECT_FALSE(hit) << why;
+    EXPECT_NE(s.message().find(store.pathFor(key)), std::string::npos) << why;
+    EXPECT_EQ(readAll(store.pathFor(key)), contents)
+        << why << ": the store is never modified";
+  };
+  std::string flipped = good;
+  flipped.back() ^= 1;
+  refused(flipped, "corrupt");
+  refused(good.substr(0, good.size() - 3), "truncated");
+  refused(formatKernelEntry("MSCCLC-CUBIN-2", key, "cubin bytes"),
+          "a user-cache entry (another NVRTC) copied in");
+  refused(formatKernelEntry("MSCCLC-AOT-CUBIN-1", other, "cubin bytes"),
+          "another key's entry");
+  refused("garbage", "not an entry");
+}
+
+TEST(AotStoreTest, AStoreOthersCanWriteIsNotUsed) {
+  AotStore store(tempDir());
+  std::string key(64, 'e'), binary;
+  ASSERT_TRUE(store.write(key, "bytes").isOk());
+  ASSERT_EQ(chmod(store.dir().c_str(), 0777), 0);
+  bool hit = true;
+  Status s = store.lookup(key, &binary, &hit);
+  EXPECT_EQ(s.code(), Code::Unsupported);
+  EXPECT_FALSE(hit);
+}
+
+TEST(AotStoreTest, FromEnvironment) {
+  {
+    ScopedEnv dir("MSCCLC_AOT_DIR", "/some/where");
+    ScopedEnv on("MSCCLC_AOT", nullptr);
+    EXPECT_EQ(AotStore::fromEnvironment().dir(), "/some/where");
+  }
+  {
+    ScopedEnv dir("MSCCLC_AOT_DIR", "/some/where");
+    ScopedEnv off("MSCCLC_AOT", "0");
+    EXPECT_FALSE(AotStore::fromEnvironment().enabled());
+  }
+}
+
+// The seam: a stored "cubin" that NVRTC would never produce comes back, so
+// nothing was compiled; the user cache is not consulted (it is off).
+TEST(AotLoaderTest, TheStoreComesBeforeCacheAndNvrtc) {
+  CompileRequest req = addOne();
+  AotStore store(tempDir());
+  ASSERT_TRUE(store.write(kernelKey(req), "shipped").isOk());
+  std::string cubin;
+  CompileStats stats;
+  ASSERT_TRUE(
+      compileCached(req, store, KernelCache("", false), &cubin, &stats).isOk());
+  EXPECT_EQ(cubin, "shipped");
+  EXPECT_EQ(stats.origin, KernelOrigin::AheadOfTime);
+  EXPECT_EQ(stats.key, kernelKey(req));
+}
+
+TEST(AotLoaderTest, ADamagedEntryFallsBackToNvrtc) {
+  if (withoutNvrtc())
+    GTEST_SKIP() << "needs NVRTC";
+  CompileRequest req = addOne();
+  AotStore store(tempDir());
+  writeAll(store.pathFor(kernelKey(req)), "damaged");
+  std::string cubin;
+  CompileStats stats;
+  Status s = compileCached(req, store, KernelCache("", false), &cubin, &stats);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  EXPECT_EQ(stats.origin, KernelOrigin::Compiled);
+  EXPECT_EQ(cubin.substr(1, 3), "ELF");
+}
+
+TEST(AotLoaderTest, WithoutNvrtcAMissIsACompileErrorNamingIt) {
+  if (!withoutNvrtc())
+    GTEST_SKIP() << "runs as runtime-AotStoreTest-without-nvrtc";
+  std::string version;
+  EXPECT_FALSE(mscclc::jit::nvrtcAvailable(&version));
+  EXPECT_NE(version.find("MSCCLC_NVRTC="), std::string::npos) << version;
+  std::string cubin;
+  Status s = compileCached(addOne(), AotStore(tempDir()),
+                           KernelCache("", false), &cubin, nullptr);
+  EXPECT_EQ(s.code(), Code::CompileError);
+}
+
+#ifndef MSCCLC_AOT_TEST_ARCH
+#define MSCCLC_AOT_TEST_ARCH 0
+#define MSCCLC_AOT_TEST_RANKS 0
+#define MSCCLC_AOT_TEST_DTYPE ""
+#endif
+
+/// The selection table's pick for an all-reduce of `count`, through the
+/// run-time path (stdlibResolve), at the first configured AOT arch, rank
+/// count and dtype.
+static Status resolvePick(uint64_t count, bool inPlace,
+                          const StdlibChoice **choice) {
+  static StdlibState state;
+  const SelectionTable *table = nullptr;
+  MSCCLC_TRY(processSelectionTable(&table));
+  state.agreed = Status::ok();
+  state.table = table;
+  state.gpusPerNode = MSCCLC_AOT_TEST_RANKS;
+  state.nnodes = 1;
+  state.arch = MSCCLC_AOT_TEST_ARCH;
+  SelectionQuery q;
+  q.nranks = MSCCLC_AOT_TEST_RANKS;
+  q.arch = MSCCLC_AOT_TEST_ARCH;
+  q.count = count;
+  q.dtype = MSCCLC_AOT_TEST_DTYPE;
+  q.inPlace = inPlace;
+  return stdlibResolve(state, q, choice);
+}
+
+// The store the build wrote (share/mscclc/kernels beside bin/, as beside
+// lib/libmscclc.so) holds the table's all-reduce picks, small and large,
+// under the keys the run-time path computes, and the loader takes them
+// without compiling.
+TEST(AotPickTest, TheBuildsStoreServesTheTablesPicks) {
+  if (MSCCLC_AOT_TEST_ARCH == 0)
+    GTEST_SKIP() << "the build wrote no ahead-of-time store (MSCCLC_AOT)";
+  std::string compiler;
+  if (!findCompiler("", &compiler).isOk())
+    GTEST_SKIP() << "no mscclc compiler";
+  AotStore store = AotStore::fromEnvironment();
+  ASSERT_TRUE(store.enabled()) << "the build's store was not found";
+  for (uint64_t count : {uint64_t(1024), uint64_t(1) << 24})
+    for (bool inPlace : {false, true}) {
+      const StdlibChoice *choice = nullptr;
+      Status s = resolvePick(count, inPlace, &choice);
+      ASSERT_TRUE(s.isOk()) << s.message();
+      ASSERT_NE(choice->program, nullptr);
+      for (int rank = 0; rank < MSCCLC_AOT_TEST_RANKS; ++rank) {
+        CompileRequest req = choice->program->compileRequest(
+            MSCCLC_AOT_TEST_ARCH, MSCCLC_AOT_TEST_DTYPE, "sum", rank);
+        std::string cubin;
+        CompileStats stats;
+        s = compileCached(req, store, KernelCache("", false), &cubin, &stats);
+        ASSERT_TRUE(s.isOk()) << s.message();
+        EXPECT_EQ(stats.origin, KernelOrigin::AheadOfTime)
+            << choice->selection.describe() << " rank " << rank << " count "
+            << count << (inPlace ? " in place" : "");
+        EXPECT_EQ(cubin.substr(1, 3), "ELF");
+      }
+    }
+}
+
+// mscclc-aot's own steps into a fresh directory: every kernel is written
+// and reads back; a second build keeps them all and removes strays.
+TEST(AotPickTest, BuildWritesEveryPickAndKeepsValidEntries) {
+  if (MSCCLC_AOT_TEST_ARCH == 0)
+    GTEST_SKIP() << "the build wrote no ahead-of-time store (MSCCLC_AOT)";
+  if (withoutNvrtc())
+    GTEST_SKIP() << "building needs NVRTC";
+  std::string compiler;
+  if (!findCompiler("", &compiler).isOk())
+    GTEST_SKIP() << "no mscclc compiler";
+  const SelectionTable *table = nullptr;
+  ASSERT_TRUE(processSelectionTable(&table).isOk());
+  AotConfig config;
+  config.archs = {MSCCLC_AOT_TEST_ARCH};
+  config.ranks = {MSCCLC_AOT_TEST_RANKS};
+  config.dtypes = {MSCCLC_AOT_TEST_DTYPE};
+  std::vector<AotKernel> kernels;
+  size_t programs = 0;
+  Status s = aotKernels(*table, config, &kernels, &programs);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  ASSERT_FALSE(kernels.empty());
+  EXPECT_EQ(kernels.size(), programs * size_t(MSCCLC_AOT_TEST_RANKS));
+  AotStore store(tempDir());
+  writeAll(store.pathFor(std::string(64, 'f')), "stray");
+  AotBuildStats stats;
+  s = buildAotStore(kernels, store, 2, &stats);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  EXPECT_EQ(stats.compiled, kernels.size());
+  EXPECT_EQ(stats.removed, 1u);
+  for (const AotKernel &k : kernels) {
+    std::string binary;
+    bool hit = false;
+    ASSERT_TRUE(store.lookup(k.key, &binary, &hit).isOk());
+    EXPECT_TRUE(hit) << k.what;
+    EXPECT_EQ(k.key, kernelKey(k.request));
+  }
+  std::string manifest = readAll(store.dir() + "/manifest.tsv");
+  EXPECT_NE(manifest.find(kernels.front().key + "\t"), std::string::npos);
+  s = buildAotStore(kernels, store, 2, &stats);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  EXPECT_EQ(stats.compiled, 0u);
+  EXPECT_EQ(stats.kept, kernels.size());
+}
