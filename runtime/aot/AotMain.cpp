@@ -1,7 +1,10 @@
 //===- AotMain.cpp - mscclc-aot: writes the ahead-of-time kernel store ----===//
 //
 // mscclc-aot --out DIR [--archs 80,90,100] [--ranks 2,4,8]
-//            [--dtypes f32,f16,bf16] [--ops sum] [--jobs N]
+//            [--dtypes f32,f16,bf16] [--ops sum] [--jobs N] [--list]
+//
+// --list prints what would be built (key, then what) and compiles nothing
+// but the programs (the compiler's runs).
 //
 // Compiles the shipped selection table's picks (AotBuild.h) into DIR, the
 // store libmscclc reads before its kernel cache and NVRTC. The stdlib is
@@ -27,7 +30,7 @@ namespace {
 int usage() {
   fprintf(stderr,
           "usage: mscclc-aot --out DIR [--archs 80,90,100] [--ranks 2,4,8] "
-          "[--dtypes f32,f16,bf16] [--ops sum] [--jobs N]\n");
+          "[--dtypes f32,f16,bf16] [--ops sum] [--jobs N] [--list]\n");
   return 2;
 }
 
@@ -69,8 +72,13 @@ int main(int argc, char **argv) {
   AotConfig config;
   std::string outDir;
   int jobs = 2;
+  bool list = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
+    if (a == "--list") {
+      list = true;
+      continue;
+    }
     if (i + 1 >= argc)
       return usage();
     std::string v = argv[++i];
@@ -92,7 +100,7 @@ int main(int argc, char **argv) {
     if (!ok)
       return usage();
   }
-  if (outDir.empty() || config.dtypes.empty() || config.ops.empty())
+  if ((outDir.empty() && !list) || config.dtypes.empty() || config.ops.empty())
     return usage();
   unsetenv("MSCCLC_SELECTION_TABLE");
 
@@ -108,6 +116,14 @@ int main(int argc, char **argv) {
     return 1;
   }
   double selectSeconds = secondsSince(start);
+  if (list) {
+    for (const AotKernel &k : kernels)
+      printf("%s\t%s\n", k.key.c_str(), k.what.c_str());
+    printf("mscclc-aot: %zu kernels of %zu programs; %.1f s selecting and "
+           "generating\n",
+           kernels.size(), programs, selectSeconds);
+    return 0;
+  }
   AotBuildStats stats;
   s = buildAotStore(kernels, AotStore(outDir), jobs, &stats);
   if (!s.isOk()) {
