@@ -37,9 +37,11 @@ std::vector<uint64_t> aotSweepCounts(const SelectionTable &table,
     uint64_t c = b / bytesPerCount;
     if (c > (uint64_t(1) << 40))
       continue;
-    for (uint64_t n : {c - 1, c, c + 1})
-      if (n > 0 && n <= c + 1)
+    for (uint64_t n : {c, c + 1})
+      if (n > 0)
         counts.insert(n);
+    if (c > 1)
+      counts.insert(c - 1);
   }
   return {counts.begin(), counts.end()};
 }
