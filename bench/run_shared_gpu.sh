@@ -3,8 +3,9 @@
 # MSCCLC_COMPILER names a prebuilt mscclc), then runs the self-test, the
 # time-out and abort tests, every stdlib file, mscclcRunCollective (the
 # table's picks, across the LL epoch's wrap-around, and a 10,000-call
-# random soak at 4 ranks) and the NCCL library's PreMulSum at 2, 4 and 8
-# ranks, one pass
+# random soak at 4 ranks), the NCCL library's PreMulSum at 2, 4 and 8
+# ranks, compute-sanitizer at 4 ranks, the ahead-of-time first call and the
+# fallback under a preloaded real NCCL, one pass
 # per rank count, logs under OUT (default build/shared-gpu-logs). These are
 # correctness runs: no timing here is a link figure.
 #   bench/run_shared_gpu.sh [RANKS...]       (default: 2 4 8)
@@ -56,5 +57,26 @@ for r in "${@:-2 4 8}"; do
   # The soak: 10,000 random calls, each checked (4 ranks only).
   [ "$r" = 4 ] && step "soak-$r" 600 $B/runtime-gpu-run-collective \
     --soak 10000 --seed 1 --ranks "$r"
+  # compute-sanitizer at 4 ranks: the self-test and every stdlib file at
+  # small sizes, racecheck and memcheck.
+  if [ "$r" = 4 ]; then
+    for tool in racecheck memcheck; do
+      step "$tool-selftest-$r" 300 compute-sanitizer --tool $tool --error-exitcode 3 \
+        $B/runtime-gpu-selftest --quick --ranks "$r"
+      step "$tool-stdlib-$r" 600 compute-sanitizer --tool $tool --error-exitcode 3 \
+        $B/runtime-gpu-collectives --examples stdlib --models group --quick \
+        --types f32 --max-bytes 65536 --repeat 2 --ranks "$r"
+    done
+  fi
 done
+# A fresh process's first all-reduce from the ahead-of-time store, with
+# NVRTC made unavailable (the test sets MSCCLC_NVRTC itself).
+step "aot-first-call" 120 env MSCCLC_STDLIB_DIR="$PWD/stdlib" $B/runtime-gpu-aot-first-call \
+  --store build/share/mscclc/kernels
+# The fallback with the real NCCL loaded into the global scope first, as
+# PyTorch does (its calls of its own functions reach ours).
+REAL_NCCL=$(python3 -c 'import glob, site; print((glob.glob(site.getsitepackages()[0] + "/nvidia/nccl/lib/libnccl.so.2") + [""])[0])' 2>/dev/null)
+[ -n "$REAL_NCCL" ] && step "nccl-fallback-preloaded" 120 \
+  $B/nccl-gpu-test --fallback-test --quick --real-preloaded "$REAL_NCCL"
+
 grep -h "^FAIL" "$OUT"/*.log | sort -u | head -20
