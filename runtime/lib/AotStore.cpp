@@ -9,7 +9,6 @@
 #include <cstring>
 #include <dlfcn.h>
 #include <fstream>
-#include <random>
 #include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -110,24 +109,7 @@ Status AotStore::write(const std::string &key,
   if (!enabled())
     return invalidArgument("no ahead-of-time store directory was given");
   MSCCLC_TRY(makeDirs(dir_));
-  std::random_device rd;
-  std::string tmp =
-      fmt::format("{}/.{}.{}.{}.tmp", dir_, key, int(getpid()), rd());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    std::string entry = formatKernelEntry(kAotMagic, key, binary);
-    out.write(entry.data(), std::streamsize(entry.size()));
-    if (!out) {
-      unlink(tmp.c_str());
-      return systemError(fmt::format("cannot write {}", tmp));
-    }
-  }
-  if (rename(tmp.c_str(), pathFor(key).c_str()) != 0) {
-    unlink(tmp.c_str());
-    return systemError(
-        fmt::format("cannot rename {}: {}", tmp, strerror(errno)));
-  }
-  return Status::ok();
+  return writeKernelEntry(dir_, pathFor(key), kAotMagic, key, binary);
 }
 
 } // namespace mscclc::rt

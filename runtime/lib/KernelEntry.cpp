@@ -3,7 +3,15 @@
 #include "mscclc/runtime/KernelEntry.h"
 #include "mscclc/runtime/Hash.h"
 
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <unistd.h>
 
 namespace mscclc::rt {
 
@@ -53,6 +61,32 @@ EntryCheck parseKernelEntry(const std::string &contents,
     return EntryCheck::Corrupt;
   *binary = std::move(bytes);
   return EntryCheck::Ok;
+}
+
+Status writeKernelEntry(const std::string &dir, const std::string &path,
+                        const std::string &magic, const std::string &key,
+                        const std::string &binary) {
+  std::random_device rd;
+  std::string tmp =
+      fmt::format("{}/.{}.{}.{}.tmp", dir, key, int(getpid()), rd());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out)
+      return systemError(
+          fmt::format("cannot write {}: {}", tmp, strerror(errno)));
+    std::string entry = formatKernelEntry(magic, key, binary);
+    out.write(entry.data(), std::streamsize(entry.size()));
+    if (!out) {
+      unlink(tmp.c_str());
+      return systemError(fmt::format("short write to {}", tmp));
+    }
+  }
+  if (rename(tmp.c_str(), path.c_str()) != 0) {
+    unlink(tmp.c_str());
+    return systemError(
+        fmt::format("cannot rename {}: {}", tmp, strerror(errno)));
+  }
+  return Status::ok();
 }
 
 } // namespace mscclc::rt

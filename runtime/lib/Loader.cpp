@@ -13,7 +13,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <random>
 #include <sstream>
 #include <strings.h>
 #include <sys/stat.h>
@@ -216,27 +215,7 @@ Status KernelCache::store(const std::string &key,
     return Status::ok();
   MSCCLC_TRY(makeDirs(dir_));
   MSCCLC_TRY(checkDirectory());
-  std::random_device rd;
-  std::string tmp =
-      fmt::format("{}/.{}.{}.{}.tmp", dir_, key, int(getpid()), rd());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out)
-      return systemError(
-          fmt::format("cannot write cache file {}: {}", tmp, strerror(errno)));
-    std::string entry = formatKernelEntry(kCacheMagic, key, binary);
-    out.write(entry.data(), std::streamsize(entry.size()));
-    if (!out) {
-      unlink(tmp.c_str());
-      return systemError(fmt::format("short write to {}", tmp));
-    }
-  }
-  if (rename(tmp.c_str(), pathFor(key).c_str()) != 0) {
-    unlink(tmp.c_str());
-    return systemError(
-        fmt::format("cannot rename {}: {}", tmp, strerror(errno)));
-  }
-  return Status::ok();
+  return writeKernelEntry(dir_, pathFor(key), kCacheMagic, key, binary);
 }
 
 #if MSCCLC_TARGET_HIP

@@ -12,6 +12,8 @@
 #ifndef MSCCLC_RUNTIME_KERNELENTRY_H
 #define MSCCLC_RUNTIME_KERNELENTRY_H
 
+#include "mscclc/runtime/Status.h"
+
 #include <string>
 
 namespace mscclc::rt {
@@ -36,6 +38,13 @@ const char *entryCheckReason(EntryCheck check);
 EntryCheck parseKernelEntry(const std::string &contents,
                             const std::string &magic, const std::string &key,
                             std::string *binary);
+
+/// Writes the entry of `binary` under `key` to `path`, an entry of the
+/// folder `dir`, through a temporary file there renamed over it: concurrent
+/// readers never see half an entry.
+Status writeKernelEntry(const std::string &dir, const std::string &path,
+                        const std::string &magic, const std::string &key,
+                        const std::string &binary);
 
 } // namespace mscclc::rt
 
