@@ -6,6 +6,7 @@
 #include "mscclc/runtime/StdlibPrograms.h"
 
 #include <atomic>
+#include <cstdlib>
 #include <dirent.h>
 #include <fstream>
 #include <map>
@@ -47,9 +48,9 @@ std::vector<uint64_t> aotSweepCounts(const SelectionTable &table,
 }
 
 Status aotKernels(const SelectionTable &table, const AotConfig &config,
-                  std::vector<AotKernel> *out, size_t *programs) {
+                  std::vector<AotKernel> *out,
+                  std::vector<AotBundle> *bundles) {
   std::map<std::string, AotKernel> byKey;
-  std::set<const Program *> seen;
   for (int arch : config.archs)
     for (int nranks : config.ranks) {
       // What stdlibSetUp agrees on for nranks ranks on one host.
@@ -88,7 +89,6 @@ Status aotKernels(const SelectionTable &table, const AotConfig &config,
                 if (!choice->program)
                   continue; // the builtin copy
                 Program &p = *choice->program;
-                seen.insert(&p);
                 // What the executor compiles for q (avg, premulsum: sum).
                 std::string redop = q.op == "avg" || q.op == "premulsum"
                                         ? "sum"
@@ -113,11 +113,19 @@ Status aotKernels(const SelectionTable &table, const AotConfig &config,
   out->clear();
   for (auto &[key, k] : byKey)
     out->push_back(std::move(k));
-  *programs = seen.size();
+  // Every program the resolutions needed, launched or not: a first call
+  // needs the in-place variant's plan to learn that it runs staged.
+  std::map<std::string, AotBundle> bundleByKey;
+  for (const StdlibProgramEntry &e : stdlibPrograms())
+    bundleByKey[e.key] = AotBundle{e.key, e.program->bundleJson(), e.what};
+  bundles->clear();
+  for (auto &[key, b] : bundleByKey)
+    bundles->push_back(std::move(b));
   return Status::ok();
 }
 
 Status buildAotStore(const std::vector<AotKernel> &kernels,
+                     const std::vector<AotBundle> &bundles,
                      const AotStore &store, int jobs, AotBuildStats *stats) {
   *stats = AotBuildStats();
   mkdir(store.dir().c_str(), 0755); // the parents: the caller
@@ -156,25 +164,43 @@ Status buildAotStore(const std::vector<AotKernel> &kernels,
     t.join();
   MSCCLC_TRY(failure);
   stats->compiled = todo.size();
+  // Small, and cheaper to write than to compare.
+  for (const AotBundle &b : bundles)
+    MSCCLC_TRY(store.write(b.key, b.bundle, AotEntry::Bundle).context(b.what));
+  stats->bundles = bundles.size();
 
-  // Entries of kernels the table no longer picks would be installed too.
+  // Entries the table no longer picks would be installed too.
   std::set<std::string> wanted;
   for (const AotKernel &k : kernels)
     wanted.insert(k.key + ".cubin");
+  for (const AotBundle &b : bundles)
+    wanted.insert(b.key + ".bundle");
+  auto endsWith = [](const std::string &name, const std::string &suffix) {
+    return name.size() > suffix.size() &&
+           name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
   if (DIR *d = opendir(store.dir().c_str())) {
     while (dirent *e = readdir(d)) {
-      std::string name = e->d_name;
-      if (name.size() > 6 && name.compare(name.size() - 6, 6, ".cubin") == 0 &&
-          !wanted.count(name) &&
-          unlink((store.dir() + "/" + name).c_str()) == 0)
-        ++stats->removed;
+      std::string name = e->d_name, path = store.dir() + "/" + name;
+      if (!endsWith(name, ".cubin") && !endsWith(name, ".bundle"))
+        continue;
+      struct stat st;
+      if (!wanted.count(name)) {
+        if (unlink(path.c_str()) == 0)
+          ++stats->removed;
+      } else if (stat(path.c_str(), &st) == 0) {
+        stats->bytes += size_t(st.st_size);
+      }
     }
     closedir(d);
   }
   std::ofstream manifest(store.dir() + "/manifest.tsv", std::ios::trunc);
-  manifest << "# mscclc ahead-of-time kernels: key, then what it is\n";
+  manifest << "# mscclc ahead-of-time store: key, then what it is "
+              "(kernels, then program bundles)\n";
   for (const AotKernel &k : kernels)
     manifest << k.key << "\t" << k.what << "\n";
+  for (const AotBundle &b : bundles)
+    manifest << b.key << "\tprogram " << b.what << "\n";
   if (!manifest)
     return systemError(fmt::format("cannot write {}/manifest.tsv", store.dir()));
   return Status::ok();

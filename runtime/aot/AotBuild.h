@@ -3,7 +3,9 @@
 // What the build compiles into the ahead-of-time store (AotStore.h): for
 // every configured architecture, rank count, dtype and op, every algorithm
 // the shipped selection table picks for some size, in place and out of
-// place (root 0 for rooted collectives), one node. Picks are found by
+// place (root 0 for rooted collectives), one node: each rank's cubin, and
+// the program's bundle (CUDA source and plan), so that a first call runs
+// neither the compiler nor NVRTC. Picks are found by
 // resolving queries exactly as mscclcRunCollective does (stdlibResolve:
 // selection, the compiler run, the staged variant), and each rank's kernel
 // is described by Program::compileRequest, so the keys written here are
@@ -37,11 +39,22 @@ struct AotKernel {
   std::string what; ///< "allreduce_1pa instances=1, 2 ranks, rank 0, f32 sum, sm_90"
 };
 
-/// The distinct kernels of the table's picks under `config` (sorted by
-/// key). Runs the compiler once per distinct program; *programs counts
-/// them.
+/// One program to ship: a pick's compiled bundle.
+struct AotBundle {
+  std::string key;    ///< stdlibProgramKey
+  std::string bundle; ///< Program::bundleJson
+  std::string what;   ///< "allreduce_1pa instances=1 in place, 2 ranks"
+};
+
+/// The distinct kernels (sorted by key) of the table's picks under
+/// `config`, and the bundles of every program their resolution needed (the
+/// picks, and in-place variants that run staged out of place). Runs the compiler once per distinct program, unless the
+/// process's ahead-of-time store has its bundle: mscclc-aot sets
+/// MSCCLC_AOT=0, so that a stale bundle of the store being rebuilt never
+/// stands in for the compiler's output.
 Status aotKernels(const SelectionTable &table, const AotConfig &config,
-                  std::vector<AotKernel> *out, size_t *programs);
+                  std::vector<AotKernel> *out,
+                  std::vector<AotBundle> *bundles);
 
 /// The counts in a size sweep of `q`'s collective that reach every range
 /// of the table: each entry's bounds, powers of two, and their neighbours
@@ -51,14 +64,17 @@ std::vector<uint64_t> aotSweepCounts(const SelectionTable &table,
 
 struct AotBuildStats {
   size_t compiled = 0; ///< NVRTC runs
-  size_t kept = 0;     ///< valid entries already in the store
-  size_t removed = 0;  ///< entries of kernels no longer picked
+  size_t kept = 0;     ///< valid kernel entries already in the store
+  size_t removed = 0;  ///< entries of kernels or programs no longer picked
+  size_t bundles = 0;  ///< program bundles written
+  size_t bytes = 0;    ///< the store's entries, in bytes
 };
 
 /// Compiles the kernels missing from `store` with NVRTC on `jobs` threads,
-/// writes them, removes entries that are not in `kernels`, and writes
-/// manifest.tsv (key, then what) for people.
+/// writes them and the bundles, removes entries that are in neither, and
+/// writes manifest.tsv (key, then what) for people.
 Status buildAotStore(const std::vector<AotKernel> &kernels,
+                     const std::vector<AotBundle> &bundles,
                      const AotStore &store, int jobs, AotBuildStats *stats);
 
 } // namespace mscclc::rt

@@ -103,14 +103,17 @@ int main(int argc, char **argv) {
   if ((outDir.empty() && !list) || config.dtypes.empty() || config.ops.empty())
     return usage();
   unsetenv("MSCCLC_SELECTION_TABLE");
+  // The compiler's bundles, not those of a store (perhaps the one being
+  // rebuilt, found beside this tool) written by an older compiler.
+  setenv("MSCCLC_AOT", "0", 1);
 
   auto start = std::chrono::steady_clock::now();
   const SelectionTable *table = nullptr;
   Status s = processSelectionTable(&table);
   std::vector<AotKernel> kernels;
-  size_t programs = 0;
+  std::vector<AotBundle> bundles;
   if (s.isOk())
-    s = aotKernels(*table, config, &kernels, &programs);
+    s = aotKernels(*table, config, &kernels, &bundles);
   if (!s.isOk()) {
     fprintf(stderr, "mscclc-aot: %s\n", s.message().c_str());
     return 1;
@@ -119,21 +122,27 @@ int main(int argc, char **argv) {
   if (list) {
     for (const AotKernel &k : kernels)
       printf("%s\t%s\n", k.key.c_str(), k.what.c_str());
-    printf("mscclc-aot: %zu kernels of %zu programs; %.1f s selecting and "
-           "generating\n",
-           kernels.size(), programs, selectSeconds);
+    for (const AotBundle &b : bundles)
+      printf("%s\tprogram %s\n", b.key.c_str(), b.what.c_str());
+    size_t bundleBytes = 0;
+    for (const AotBundle &b : bundles)
+      bundleBytes += b.bundle.size();
+    printf("mscclc-aot: %zu kernels of %zu programs (bundles %.1f KB); %.1f s "
+           "selecting and generating\n",
+           kernels.size(), bundles.size(), bundleBytes / 1e3, selectSeconds);
     return 0;
   }
   AotBuildStats stats;
-  s = buildAotStore(kernels, AotStore(outDir), jobs, &stats);
+  s = buildAotStore(kernels, bundles, AotStore(outDir), jobs, &stats);
   if (!s.isOk()) {
     fprintf(stderr, "mscclc-aot: %s\n", s.message().c_str());
     return 1;
   }
-  printf("mscclc-aot: %zu kernels of %zu programs in %s: %zu compiled, %zu "
-         "kept, %zu removed; %.1f s selecting and generating, %.1f s in all "
-         "(%d jobs)\n",
-         kernels.size(), programs, outDir.c_str(), stats.compiled, stats.kept,
-         stats.removed, selectSeconds, secondsSince(start), jobs);
+  printf("mscclc-aot: %zu kernels and %zu program bundles in %s (%.1f MB): "
+         "%zu compiled, %zu kept, %zu removed; %.1f s selecting and "
+         "generating, %.1f s in all (%d jobs)\n",
+         kernels.size(), stats.bundles, outDir.c_str(), stats.bytes / 1e6,
+         stats.compiled, stats.kept, stats.removed, selectSeconds,
+         secondsSince(start), jobs);
   return 0;
 }

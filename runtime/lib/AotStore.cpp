@@ -18,8 +18,11 @@ namespace mscclc::rt {
 namespace {
 
 // Not the cache's magic: a cache entry copied into the store (built by an
-// NVRTC the key does not name) is refused as foreign.
-constexpr const char *kAotMagic = "MSCCLC-AOT-CUBIN-1";
+// NVRTC the key does not name) is refused as foreign; nor is a bundle ever
+// taken for a cubin, or the other way round.
+const char *magicOf(AotEntry kind) {
+  return kind == AotEntry::Bundle ? "MSCCLC-AOT-BUNDLE-1" : "MSCCLC-AOT-CUBIN-1";
+}
 
 bool turnedOff(const char *value) {
   return value && (strcmp(value, "0") == 0 || strcasecmp(value, "off") == 0 ||
@@ -73,12 +76,12 @@ AotStore AotStore::fromEnvironment() {
   return AotStore();
 }
 
-std::string AotStore::pathFor(const std::string &key) const {
-  return dir_ + "/" + key + ".cubin";
+std::string AotStore::pathFor(const std::string &key, AotEntry kind) const {
+  return dir_ + "/" + key + (kind == AotEntry::Bundle ? ".bundle" : ".cubin");
 }
 
-Status AotStore::lookup(const std::string &key, std::string *binary,
-                        bool *hit) const {
+Status AotStore::lookup(const std::string &key, std::string *binary, bool *hit,
+                        AotEntry kind) const {
   *hit = false;
   if (!enabled())
     return Status::ok();
@@ -90,26 +93,29 @@ Status AotStore::lookup(const std::string &key, std::string *binary,
     return unsupported(fmt::format(
         "ahead-of-time kernel store {} is {}: not using it", dir_,
         S_ISDIR(st.st_mode) ? "writable by other users" : "not a directory"));
-  std::string path = pathFor(key);
+  std::string path = pathFor(key, kind);
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return Status::ok();
   std::string contents((std::istreambuf_iterator<char>(in)),
                        std::istreambuf_iterator<char>());
-  EntryCheck check = parseKernelEntry(contents, kAotMagic, key, binary);
+  EntryCheck check = parseKernelEntry(contents, magicOf(kind), key, binary);
   if (check != EntryCheck::Ok)
-    return unsupported(fmt::format("ahead-of-time kernel {} is {}: ignored",
-                                   path, entryCheckReason(check)));
+    return unsupported(fmt::format(
+        "ahead-of-time {} {} is {}: ignored",
+        kind == AotEntry::Bundle ? "program bundle" : "kernel", path,
+        entryCheckReason(check)));
   *hit = true;
   return Status::ok();
 }
 
-Status AotStore::write(const std::string &key,
-                       const std::string &binary) const {
+Status AotStore::write(const std::string &key, const std::string &binary,
+                       AotEntry kind) const {
   if (!enabled())
     return invalidArgument("no ahead-of-time store directory was given");
   MSCCLC_TRY(makeDirs(dir_));
-  return writeKernelEntry(dir_, pathFor(key), kAotMagic, key, binary);
+  return writeKernelEntry(dir_, pathFor(key, kind), magicOf(kind), key,
+                          binary);
 }
 
 } // namespace mscclc::rt

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -236,7 +237,12 @@ Status Program::compileFile(const std::string &path,
   args.push_back("--emit=bundle");
   std::string output, err;
   int code = 0;
+  auto started = std::chrono::steady_clock::now();
   MSCCLC_TRY(runProcess(compiler, args, &output, &err, &code));
+  MSCCLC_LOG(Info, "ran the compiler {} for {} in {:.1f} ms", compiler, path,
+             std::chrono::duration<double, std::milli>(
+                 std::chrono::steady_clock::now() - started)
+                 .count());
   if (code != 0) {
     while (!err.empty() && err.back() == '\n')
       err.pop_back();
@@ -308,6 +314,23 @@ Status Program::fromGenerated(const std::string &cudaSource,
   p->id_ = nextProgramId.fetch_add(1);
   *out = std::move(p);
   return Status::ok();
+}
+
+Status Program::fromBundle(const std::string &bundleJson,
+                           std::unique_ptr<Program> *out) {
+  std::string cuda, plan;
+  MSCCLC_TRY(splitBundle(bundleJson, &cuda, &plan));
+  return fromGenerated(cuda, plan, out);
+}
+
+std::string Program::bundleJson() const {
+  nlohmann::json bundle;
+  bundle["format"] = "mscclc-bundle";
+  bundle["version"] = 1;
+  // planJson_ passed parsePlan: it is JSON.
+  bundle["plan"] = nlohmann::json::parse(planJson_, nullptr, false);
+  bundle["cuda"] = cudaSource_;
+  return bundle.dump();
 }
 
 Program::~Program() {

@@ -1,13 +1,18 @@
 //===- StdlibPrograms.cpp - Stdlib table, agreement and programs ----------===//
 
 #include "mscclc/runtime/StdlibPrograms.h"
+#include "mscclc/runtime/AotStore.h"
 #include "mscclc/runtime/Communicator.h"
 #include "mscclc/runtime/Files.h"
+#include "mscclc/runtime/Hash.h"
 #include "mscclc/runtime/Log.h"
 #include "mscclc/runtime/Program.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <dirent.h>
 #include <dlfcn.h>
 #include <map>
 #include <mutex>
@@ -23,6 +28,8 @@ namespace {
 struct CachedProgram {
   Status status;
   std::unique_ptr<Program> program;
+  std::string programKey; ///< stdlibProgramKey; empty where it failed
+  std::string what;       ///< "allreduce_1pa instances=1 in place, 2 ranks"
 };
 
 std::mutex &cacheMutex() {
@@ -36,18 +43,96 @@ std::map<std::string, CachedProgram> &programCache() {
   return *cache;
 }
 
-Status compileSelection(const StdlibState &state, const SelectionQuery &q,
-                        const Selection &sel, std::unique_ptr<Program> *out) {
-  std::string dir;
-  MSCCLC_TRY(stdlibDir(&dir));
-  std::string path = dir + "/" + sel.algorithm + ".mscl";
+/// SHA-256 over every .mscl file of `dir` (name and text, by name): what
+/// the compiler reads for any stdlib program, imports included. Read once
+/// per directory and process.
+Status stdlibSourcesDigest(const std::string &dir, std::string *out) {
+  static std::mutex m;
+  static auto *digests = new std::map<std::string, std::string>();
+  std::lock_guard<std::mutex> lock(m);
+  auto it = digests->find(dir);
+  if (it != digests->end()) {
+    *out = it->second;
+    return Status::ok();
+  }
+  std::vector<std::string> names;
+  DIR *d = opendir(dir.c_str());
+  if (!d)
+    return systemError(fmt::format("cannot list {}: {}", dir, strerror(errno)));
+  while (dirent *e = readdir(d)) {
+    std::string name = e->d_name;
+    if (name.size() > 5 && name.compare(name.size() - 5, 5, ".mscl") == 0)
+      names.push_back(name);
+  }
+  closedir(d);
+  std::sort(names.begin(), names.end());
+  Sha256 h;
+  for (const std::string &name : names) {
+    std::string text;
+    MSCCLC_TRY(readFile(dir + "/" + name, &text));
+    h.field(name);
+    h.field(text);
+  }
+  *out = digests->emplace(dir, h.hexDigest()).first->second;
+  return Status::ok();
+}
+
+/// What compileSelection runs the compiler with for `q` and `sel`.
+CompilerOptions stdlibCompilerOptions(const StdlibState &state,
+                                      const SelectionQuery &q,
+                                      const Selection &sel) {
   CompilerOptions opts;
   opts.ranks = q.nranks;
   opts.gpusPerNode = state.nnodes > 1 ? state.gpusPerNode : 0;
   opts.instances = sel.instances;
   opts.defines = sel.params;
+  return opts;
+}
+
+/// The program from the ahead-of-time store's bundle of `key`, if it has a
+/// valid one; an unusable entry is reported and the caller compiles.
+bool programFromStore(const std::string &key, const std::string &what,
+                      std::unique_ptr<Program> *out) {
+#if MSCCLC_TARGET_HIP
+  // Bundles hold CUDA; HIP builds have no store.
+  (void)key, (void)what, (void)out;
+  return false;
+#else
+  AotStore store = AotStore::fromEnvironment();
+  if (!store.enabled())
+    return false;
+  std::string bundle;
+  bool hit = false;
+  Status s = store.lookup(key, &bundle, &hit, AotEntry::Bundle);
+  if (s.isOk() && hit)
+    s = Program::fromBundle(bundle, out).context(
+        "reading " + store.pathFor(key, AotEntry::Bundle));
+  if (!s.isOk()) {
+    MSCCLC_LOG(Warn, "{}; compiling {} instead", s.message(), what);
+    return false;
+  }
+  if (hit)
+    MSCCLC_LOG(Info, "{}: program bundle from the ahead-of-time store (key "
+                     "{:.12})",
+               what, key);
+  return hit;
+#endif
+}
+
+Status compileSelection(const StdlibState &state, const SelectionQuery &q,
+                        const Selection &sel, std::unique_ptr<Program> *out,
+                        std::string *programKey) {
+  std::string dir;
+  MSCCLC_TRY(stdlibDir(&dir));
+  std::string path = dir + "/" + sel.algorithm + ".mscl";
+  CompilerOptions opts = stdlibCompilerOptions(state, q, sel);
   std::string what = fmt::format("stdlib algorithm {} ({}, {})", sel.describe(),
                                  path, sel.location);
+  MSCCLC_TRY(stdlibProgramKey(dir, opts, sel.algorithm, q.inPlace, programKey)
+                 .context("naming " + what));
+  if (programFromStore(*programKey, what + (q.inPlace ? " in place" : ""),
+                       out))
+    return Status::ok();
   Status s;
   if (q.inPlace) {
     std::string text, variant;
@@ -101,6 +186,36 @@ Status checkProgram(const Program &p, const SelectionQuery &q,
 }
 
 } // namespace
+
+Status stdlibProgramKey(const std::string &dir, const CompilerOptions &options,
+                        const std::string &algorithm, bool inPlace,
+                        std::string *key) {
+  std::string sources;
+  MSCCLC_TRY(stdlibSourcesDigest(dir, &sources));
+  Sha256 h;
+  h.field("MSCCLC-STDLIB-PROGRAM-1");
+  h.field(sources);
+  h.field(algorithm);
+  h.field(inPlace ? "inplace" : "outofplace");
+  h.field(std::to_string(options.ranks));
+  h.field(std::to_string(options.gpusPerNode));
+  h.field(std::to_string(options.instances));
+  for (const auto &[name, value] : options.defines) {
+    h.field(name);
+    h.field(std::to_string(value));
+  }
+  *key = h.hexDigest();
+  return Status::ok();
+}
+
+std::vector<StdlibProgramEntry> stdlibPrograms() {
+  std::lock_guard<std::mutex> lock(cacheMutex());
+  std::vector<StdlibProgramEntry> all;
+  for (const auto &[name, c] : programCache())
+    if (c.status.isOk() && c.program)
+      all.push_back({c.programKey, c.what, c.program.get()});
+  return all;
+}
 
 /// `text` with `inplace` added to its algorithm header and its relative
 /// imports made absolute (the variant is compiled from a temporary file).
@@ -317,7 +432,12 @@ Status stdlibProgram(const StdlibState &state, const SelectionQuery &q,
   auto it = programCache().find(key);
   if (it == programCache().end()) {
     CachedProgram c;
-    c.status = compileSelection(state, q, sel, &c.program);
+    c.status = compileSelection(state, q, sel, &c.program, &c.programKey);
+    c.what = fmt::format("{}{}, {} ranks{}", sel.describe(),
+                         q.inPlace ? " in place" : "", q.nranks,
+                         state.nnodes > 1
+                             ? fmt::format(" ({} per node)", state.gpusPerNode)
+                             : "");
     it = programCache().emplace(key, std::move(c)).first;
   }
   if (!it->second.status.isOk()) {

@@ -1,34 +1,33 @@
 //===- AotFirstCallTest.cpp - A first collective with NVRTC unavailable ---===//
 //
-// A fresh process makes NVRTC unavailable (MSCCLC_NVRTC names a missing
-// library) and the user cache unused (MSCCLC_CACHE=0), then runs two
-// all-reduces through mscclcRunCollective on 2 ranks sharing GPU 0: a
-// small one (an LL pick) and a large one (an HB pick, staged). Each must
-// give the exact sums, and the runtime's log must show every kernel coming
-// from the ahead-of-time store and none compiled. Skipped (77) without a
-// GPU, or where the build's store (--store DIR) has no 2-rank f32 kernels
-// for this GPU's architecture. With --jit-cache DIR the same calls run
-// without the store, for comparing first-call times: JIT cold (a new DIR)
-// and JIT cached (DIR again).
+// A fresh process uses the ahead-of-time store --store DIR
+// (MSCCLC_AOT_DIR), makes NVRTC unavailable (MSCCLC_NVRTC names a missing
+// library), the mscclc compiler a program that always fails
+// (MSCCLC_COMPILER=/bin/false) and the user cache unused (MSCCLC_CACHE=0),
+// then runs two all-reduces through mscclcRunCollective on 2 ranks sharing
+// GPU 0: a small one (an LL pick) and a large one (an HB pick, staged).
+// Each must give the exact sums, and the runtime's log must show every
+// program bundle and every kernel coming from the store, the compiler never
+// run and nothing compiled. Skipped (77) without a GPU, or where the store
+// has no 2-rank f32 kernels for this GPU's architecture. With --jit-cache
+// DIR the same calls run without the store, through the compiler, NVRTC
+// and the kernel cache in DIR, for comparing first-call times: JIT cold (a
+// new DIR) and JIT cached (DIR again; the compiler still runs).
 //
 //===----------------------------------------------------------------------===//
 
 #include "GpuTestUtil.h"
+#include "TestFiles.h"
 
 #include <chrono>
 #include <fstream>
 #include <sstream>
 
 using namespace gputest;
+using mscclc::test::readAll;
+using mscclc::test::TempDir;
 
 namespace {
-
-std::string readAll(const std::string &path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 size_t countOf(const std::string &text, const std::string &what) {
   size_t n = 0;
@@ -109,20 +108,19 @@ int main(int argc, char **argv) {
   // only the results are checked.
   bool jit = !jitCache.empty();
   // Before the runtime reads any of them.
-  char logPath[] = "/tmp/mscclc-aot-first-call-XXXXXX";
-  int fd = mkstemp(logPath);
-  if (fd < 0)
-    return 1;
-  close(fd);
+  TempDir logDir("mscclc-aot-first-call");
+  std::string logPath = logDir / "log";
   if (jit) {
     setenv("MSCCLC_AOT", "0", 1);
     setenv("MSCCLC_CACHE_DIR", jitCache.c_str(), 1);
   } else {
+    setenv("MSCCLC_AOT_DIR", store.c_str(), 1);
     setenv("MSCCLC_NVRTC", "/nonexistent/libnvrtc.so", 1);
+    setenv("MSCCLC_COMPILER", "/bin/false", 1);
     setenv("MSCCLC_CACHE", "0", 1);
   }
   setenv("MSCCLC_LOG", "info", 1);
-  setenv("MSCCLC_LOG_FILE", logPath, 1);
+  setenv("MSCCLC_LOG_FILE", logPath.c_str(), 1);
   setSafeEnvironment();
 
   int devices = 0;
@@ -155,7 +153,7 @@ int main(int argc, char **argv) {
     double ms = 0;
     bool good = allReduce(comms, streams, count, &ms);
     printf("first all-reduce of %zu floats: %s, %.1f ms (selection, the "
-           "compiler's run, module loads and the kernel)\n",
+           "program, module loads and the kernel)\n",
            count, good ? "exact" : "WRONG", ms);
     ok = ok && good;
   }
@@ -167,16 +165,21 @@ int main(int argc, char **argv) {
   std::string log = readAll(logPath);
   size_t fromStore = countOf(log, ": ahead-of-time store in ");
   size_t compiled = countOf(log, ": compiled in ");
+  size_t bundles = countOf(log, ": program bundle from the ahead-of-time store");
+  size_t compilerRuns = countOf(log, "ran the compiler ");
   printf("kernels from the ahead-of-time store: %zu, from the cache: %zu, "
-         "compiled: %zu\n",
-         fromStore, countOf(log, ": cache hit in "), compiled);
-  // Two picks, two ranks each.
-  if (!jit && (fromStore < 4 || compiled != 0)) {
-    fprintf(stderr, "expected every kernel from the store; the log (%s):\n%s",
-            logPath, log.c_str());
+         "compiled: %zu; program bundles from the store: %zu, compiler "
+         "runs: %zu\n",
+         fromStore, countOf(log, ": cache hit in "), compiled, bundles,
+         compilerRuns);
+  // Two picks, two ranks each; one program per pick.
+  if (!jit && (fromStore < 4 || compiled != 0 || bundles < 2 ||
+               compilerRuns != 0)) {
+    fprintf(stderr,
+            "expected every program and kernel from the store, no compiler "
+            "run; the log:\n%s",
+            log.c_str());
     ok = false;
-  } else {
-    unlink(logPath);
   }
   printf("%s\n", ok ? "PASS" : "FAIL");
   return ok ? 0 : 1;

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AotBuild.h"
+#include "TestFiles.h"
 #include "mscclc/jit/Nvrtc.h"
 #include "mscclc/runtime/AotStore.h"
 #include "mscclc/runtime/KernelEntry.h"
@@ -25,24 +26,11 @@
 #include <unistd.h>
 
 using namespace mscclc::rt;
+using mscclc::test::readAll;
+using mscclc::test::TempDir;
+using mscclc::test::writeAll;
 
 namespace {
-
-std::string tempDir() {
-  char tmpl[] = "/tmp/mscclc-aot-test-XXXXXX";
-  const char *dir = mkdtemp(tmpl);
-  return dir ? dir : "/tmp";
-}
-
-std::string readAll(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-void writeAll(const std::string &path, const std::string &bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << bytes;
-}
 
 CompileRequest addOne() {
   CompileRequest req;
@@ -108,9 +96,9 @@ TEST(KernelKeyTest, NamesTheKernelNotTheMachine) {
   {
     // Another toolkit location (e.g. CUDA_HOME on the machine running):
     // the same kernel, the same AOT entry.
-    std::string dir = tempDir();
-    ScopedEnv include("MSCCLC_CUDA_INCLUDE", dir.c_str());
-    ASSERT_EQ(mscclc::jit::cudaIncludeDir(), dir);
+    TempDir dir("mscclc-aot-test");
+    ScopedEnv include("MSCCLC_CUDA_INCLUDE", dir.path().c_str());
+    ASSERT_EQ(mscclc::jit::cudaIncludeDir(), dir.path());
     EXPECT_EQ(kernelKey(base), k) << "the CUDA include path";
   }
   if (!withoutNvrtc())
@@ -118,7 +106,8 @@ TEST(KernelKeyTest, NamesTheKernelNotTheMachine) {
 }
 
 TEST(AotStoreTest, WrittenAndReadBack) {
-  AotStore store(tempDir() + "/kernels");
+  TempDir tmp("mscclc-aot-test");
+  AotStore store(tmp / "kernels");
   std::string key(64, 'a'), binary;
   bool hit = true;
   ASSERT_TRUE(store.lookup(key, &binary, &hit).isOk());
@@ -135,7 +124,8 @@ TEST(AotStoreTest, WrittenAndReadBack) {
 }
 
 TEST(AotStoreTest, DamagedAndForeignEntriesAreRefused) {
-  AotStore store(tempDir());
+  TempDir tmp("mscclc-aot-test");
+  AotStore store(tmp.path());
   std::string key(64, 'c'), other(64, 'd');
   ASSERT_TRUE(store.write(key, "cubin bytes").isOk());
   std::string good = readAll(store.pathFor(key));
@@ -161,8 +151,33 @@ TEST(AotStoreTest, DamagedAndForeignEntriesAreRefused) {
   refused("garbage", "not an entry");
 }
 
+TEST(AotStoreTest, BundlesAreEntriesOfTheirOwn) {
+  TempDir tmp("mscclc-aot-test");
+  AotStore store(tmp.path());
+  std::string key(64, 'b'), binary;
+  ASSERT_TRUE(store.write(key, "{bundle}", AotEntry::Bundle).isOk());
+  EXPECT_NE(store.pathFor(key, AotEntry::Bundle), store.pathFor(key));
+  bool hit = false;
+  ASSERT_TRUE(store.lookup(key, &binary, &hit, AotEntry::Bundle).isOk());
+  EXPECT_TRUE(hit);
+  EXPECT_EQ(binary, "{bundle}");
+  ASSERT_TRUE(store.lookup(key, &binary, &hit).isOk());
+  EXPECT_FALSE(hit) << "a bundle is no kernel";
+  // A kernel entry renamed to a bundle's name is refused, unchanged.
+  ASSERT_TRUE(store.write(key, "cubin").isOk());
+  std::string cubinEntry = readAll(store.pathFor(key));
+  writeAll(store.pathFor(key, AotEntry::Bundle), cubinEntry);
+  Status s = store.lookup(key, &binary, &hit, AotEntry::Bundle);
+  EXPECT_EQ(s.code(), Code::Unsupported);
+  EXPECT_FALSE(hit);
+  EXPECT_NE(s.message().find("program bundle"), std::string::npos)
+      << s.message();
+  EXPECT_EQ(readAll(store.pathFor(key, AotEntry::Bundle)), cubinEntry);
+}
+
 TEST(AotStoreTest, AStoreOthersCanWriteIsNotUsed) {
-  AotStore store(tempDir());
+  TempDir tmp("mscclc-aot-test");
+  AotStore store(tmp.path());
   std::string key(64, 'e'), binary;
   ASSERT_TRUE(store.write(key, "bytes").isOk());
   ASSERT_EQ(chmod(store.dir().c_str(), 0777), 0);
@@ -189,7 +204,8 @@ TEST(AotStoreTest, FromEnvironment) {
 // nothing was compiled; the user cache is not consulted (it is off).
 TEST(AotLoaderTest, TheStoreComesBeforeCacheAndNvrtc) {
   CompileRequest req = addOne();
-  AotStore store(tempDir());
+  TempDir tmp("mscclc-aot-test");
+  AotStore store(tmp.path());
   ASSERT_TRUE(store.write(kernelKey(req), "shipped").isOk());
   std::string cubin;
   CompileStats stats;
@@ -204,7 +220,8 @@ TEST(AotLoaderTest, ADamagedEntryFallsBackToNvrtc) {
   if (withoutNvrtc())
     GTEST_SKIP() << "needs NVRTC";
   CompileRequest req = addOne();
-  AotStore store(tempDir());
+  TempDir tmp("mscclc-aot-test");
+  AotStore store(tmp.path());
   writeAll(store.pathFor(kernelKey(req)), "damaged");
   std::string cubin;
   CompileStats stats;
@@ -221,9 +238,127 @@ TEST(AotLoaderTest, WithoutNvrtcAMissIsACompileErrorNamingIt) {
   EXPECT_FALSE(mscclc::jit::nvrtcAvailable(&version));
   EXPECT_NE(version.find("MSCCLC_NVRTC="), std::string::npos) << version;
   std::string cubin;
-  Status s = compileCached(addOne(), AotStore(tempDir()),
+  TempDir tmp("mscclc-aot-test");
+  Status s = compileCached(addOne(), AotStore(tmp.path()),
                            KernelCache("", false), &cubin, nullptr);
   EXPECT_EQ(s.code(), Code::CompileError);
+}
+
+/// The stdlib program of allreduce_1pa at 2 ranks with `instances` (a count
+/// no table entry picks, so no other test of this process holds it),
+/// through stdlibProgram with the store in `storeDir`.
+static Status onePa(int instances, const std::string &storeDir,
+                    Program **program, std::string *key) {
+  std::string dir;
+  MSCCLC_TRY(stdlibDir(&dir));
+  StdlibState state;
+  state.agreed = Status::ok();
+  state.gpusPerNode = 2;
+  SelectionQuery q;
+  q.nranks = 2;
+  q.count = 1024;
+  Selection sel;
+  sel.algorithm = "allreduce_1pa";
+  sel.instances = instances;
+  CompilerOptions opts;
+  opts.ranks = 2;
+  opts.instances = instances;
+  MSCCLC_TRY(stdlibProgramKey(dir, opts, sel.algorithm, false, key));
+  ScopedEnv aot("MSCCLC_AOT_DIR", storeDir.c_str());
+  return stdlibProgram(state, q, sel, program);
+}
+
+// A bundle in the store stands in for the compiler: with MSCCLC_COMPILER
+// naming a program that always fails, the stored program is the one used.
+TEST(AotBundleTest, AStoredBundleNeedsNoCompiler) {
+  if (withoutNvrtc())
+    GTEST_SKIP() << "needs the compiler to make a bundle";
+  std::string compiler;
+  if (!findCompiler("", &compiler).isOk())
+    GTEST_SKIP() << "no mscclc compiler";
+  std::string dir;
+  ASSERT_TRUE(stdlibDir(&dir).isOk());
+  CompilerOptions opts;
+  opts.ranks = 2;
+  opts.instances = 5;
+  std::unique_ptr<Program> compiled;
+  Status s = Program::compileFile(dir + "/allreduce_1pa.mscl", opts, &compiled);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  std::string key;
+  ASSERT_TRUE(stdlibProgramKey(dir, opts, "allreduce_1pa", false, &key).isOk());
+  TempDir tmp("mscclc-aot-test");
+  AotStore store(tmp.path());
+  ASSERT_TRUE(store.write(key, compiled->bundleJson(), AotEntry::Bundle).isOk());
+
+  ScopedEnv failing("MSCCLC_COMPILER", "/bin/false");
+  Program *program = nullptr;
+  std::string sameKey;
+  s = onePa(5, tmp.path(), &program, &sameKey);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  EXPECT_EQ(sameKey, key);
+  EXPECT_EQ(program->cudaSource(), compiled->cudaSource());
+  EXPECT_EQ(program->planJson(), compiled->planJson());
+  EXPECT_EQ(kernelKey(program->compileRequest(90, "f32", "sum", 1)),
+            kernelKey(compiled->compileRequest(90, "f32", "sum", 1)))
+      << "the stored program's kernels are the compiled one's";
+}
+
+// A damaged bundle is refused (and left as it is): the compiler runs.
+TEST(AotBundleTest, ADamagedBundleFallsBackToTheCompiler) {
+  if (withoutNvrtc())
+    GTEST_SKIP() << "needs the compiler";
+  std::string compiler;
+  if (!findCompiler("", &compiler).isOk())
+    GTEST_SKIP() << "no mscclc compiler";
+  std::string dir, key;
+  ASSERT_TRUE(stdlibDir(&dir).isOk());
+  CompilerOptions opts;
+  opts.ranks = 2;
+  opts.instances = 6;
+  ASSERT_TRUE(stdlibProgramKey(dir, opts, "allreduce_1pa", false, &key).isOk());
+  TempDir tmp("mscclc-aot-test");
+  AotStore store(tmp.path());
+  std::string damaged = formatKernelEntry("MSCCLC-AOT-BUNDLE-1", key, "{}");
+  damaged.back() = 'x';
+  writeAll(store.pathFor(key, AotEntry::Bundle), damaged);
+  Program *program = nullptr;
+  std::string sameKey;
+  Status s = onePa(6, tmp.path(), &program, &sameKey);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  EXPECT_EQ(program->plan().ranks, 2);
+  EXPECT_EQ(readAll(store.pathFor(key, AotEntry::Bundle)), damaged);
+}
+
+TEST(AotBundleTest, TheProgramKeyNamesWhatShapesTheProgram) {
+  std::string dir;
+  ASSERT_TRUE(stdlibDir(&dir).isOk());
+  CompilerOptions base;
+  base.ranks = 4;
+  base.instances = 2;
+  base.defines = {{"root", 1}};
+  std::string k;
+  ASSERT_TRUE(stdlibProgramKey(dir, base, "broadcast_allpairs", false, &k).isOk());
+  auto keyOf = [&](const CompilerOptions &o, const std::string &alg,
+                   bool inPlace) {
+    std::string key;
+    EXPECT_TRUE(stdlibProgramKey(dir, o, alg, inPlace, &key).isOk());
+    return key;
+  };
+  EXPECT_EQ(keyOf(base, "broadcast_allpairs", false), k) << "stable";
+  EXPECT_NE(keyOf(base, "broadcast_allpairs", true), k) << "in place";
+  EXPECT_NE(keyOf(base, "broadcast_chain", false), k) << "algorithm";
+  CompilerOptions o = base;
+  o.ranks = 8;
+  EXPECT_NE(keyOf(o, "broadcast_allpairs", false), k) << "ranks";
+  o = base;
+  o.gpusPerNode = 2;
+  EXPECT_NE(keyOf(o, "broadcast_allpairs", false), k) << "node shape";
+  o = base;
+  o.instances = 3;
+  EXPECT_NE(keyOf(o, "broadcast_allpairs", false), k) << "instances";
+  o = base;
+  o.defines = {{"root", 2}};
+  EXPECT_NE(keyOf(o, "broadcast_allpairs", false), k) << "params";
 }
 
 #ifndef MSCCLC_AOT_TEST_ARCH
@@ -257,7 +392,8 @@ static Status resolvePick(uint64_t count, bool inPlace,
 // The store the build wrote (share/mscclc/kernels beside bin/, as beside
 // lib/libmscclc.so) holds the table's all-reduce picks, small and large,
 // under the keys the run-time path computes, and the loader takes them
-// without compiling.
+// without compiling; in the second run (MSCCLC_COMPILER=/bin/false) their
+// programs come from the store's bundles too.
 TEST(AotPickTest, TheBuildsStoreServesTheTablesPicks) {
   if (MSCCLC_AOT_TEST_ARCH == 0)
     GTEST_SKIP() << "the build wrote no ahead-of-time store (MSCCLC_AOT)";
@@ -270,6 +406,8 @@ TEST(AotPickTest, TheBuildsStoreServesTheTablesPicks) {
     for (bool inPlace : {false, true}) {
       const StdlibChoice *choice = nullptr;
       Status s = resolvePick(count, inPlace, &choice);
+      // In the second run MSCCLC_COMPILER is /bin/false: the program came
+      // from the store's bundle.
       ASSERT_TRUE(s.isOk()) << s.message();
       ASSERT_NE(choice->program, nullptr);
       for (int rank = 0; rank < MSCCLC_AOT_TEST_RANKS; ++rank) {
@@ -287,8 +425,9 @@ TEST(AotPickTest, TheBuildsStoreServesTheTablesPicks) {
     }
 }
 
-// mscclc-aot's own steps into a fresh directory: every kernel is written
-// and reads back; a second build keeps them all and removes strays.
+// mscclc-aot's own steps into a fresh directory: every kernel and program
+// bundle is written and reads back, strays are removed; a second build
+// keeps every kernel.
 TEST(AotPickTest, BuildWritesEveryPickAndKeepsValidEntries) {
   if (MSCCLC_AOT_TEST_ARCH == 0)
     GTEST_SKIP() << "the build wrote no ahead-of-time store (MSCCLC_AOT)";
@@ -304,18 +443,31 @@ TEST(AotPickTest, BuildWritesEveryPickAndKeepsValidEntries) {
   config.ranks = {MSCCLC_AOT_TEST_RANKS};
   config.dtypes = {MSCCLC_AOT_TEST_DTYPE};
   std::vector<AotKernel> kernels;
-  size_t programs = 0;
-  Status s = aotKernels(*table, config, &kernels, &programs);
+  std::vector<AotBundle> bundles;
+  Status s = aotKernels(*table, config, &kernels, &bundles);
   ASSERT_TRUE(s.isOk()) << s.message();
   ASSERT_FALSE(kernels.empty());
-  EXPECT_EQ(kernels.size(), programs * size_t(MSCCLC_AOT_TEST_RANKS));
-  AotStore store(tempDir());
+  // Every rank of every launched program, and at least those programs.
+  EXPECT_EQ(kernels.size() % size_t(MSCCLC_AOT_TEST_RANKS), 0u);
+  EXPECT_GE(bundles.size(), kernels.size() / size_t(MSCCLC_AOT_TEST_RANKS));
+  TempDir tmp("mscclc-aot-test");
+  AotStore store(tmp.path());
   writeAll(store.pathFor(std::string(64, 'f')), "stray");
+  writeAll(store.pathFor(std::string(64, 'f'), AotEntry::Bundle), "stray");
   AotBuildStats stats;
-  s = buildAotStore(kernels, store, 2, &stats);
+  s = buildAotStore(kernels, bundles, store, 2, &stats);
   ASSERT_TRUE(s.isOk()) << s.message();
   EXPECT_EQ(stats.compiled, kernels.size());
-  EXPECT_EQ(stats.removed, 1u);
+  EXPECT_EQ(stats.bundles, bundles.size());
+  EXPECT_EQ(stats.removed, 2u);
+  for (const AotBundle &b : bundles) {
+    std::string text;
+    bool hit = false;
+    ASSERT_TRUE(store.lookup(b.key, &text, &hit, AotEntry::Bundle).isOk());
+    ASSERT_TRUE(hit) << b.what;
+    std::unique_ptr<Program> p;
+    ASSERT_TRUE(Program::fromBundle(text, &p).isOk()) << b.what;
+  }
   for (const AotKernel &k : kernels) {
     std::string binary;
     bool hit = false;
@@ -325,7 +477,7 @@ TEST(AotPickTest, BuildWritesEveryPickAndKeepsValidEntries) {
   }
   std::string manifest = readAll(store.dir() + "/manifest.tsv");
   EXPECT_NE(manifest.find(kernels.front().key + "\t"), std::string::npos);
-  s = buildAotStore(kernels, store, 2, &stats);
+  s = buildAotStore(kernels, bundles, store, 2, &stats);
   ASSERT_TRUE(s.isOk()) << s.message();
   EXPECT_EQ(stats.compiled, 0u);
   EXPECT_EQ(stats.kept, kernels.size());

@@ -6,9 +6,15 @@
 // loader consults it before the user's kernel cache and NVRTC, so a
 // process whose first collective is a shipped pick runs no NVRTC at all.
 //
-// Entries are named by kernelKey (Loader.h): the source, the options, the
-// device headers and the architecture, but not the NVRTC version, which a
-// process without NVRTC cannot read. They use the cache's entry format
+// It holds two kinds of entry:
+//  - kernels, `<kernelKey>.cubin`, named by kernelKey (Loader.h): the
+//    source, the options, the device headers and the architecture, but not
+//    the NVRTC version, which a process without NVRTC cannot read;
+//  - bundles, `<programKey>.bundle`: the compiler's `--emit=bundle` output
+//    (CUDA source and plan) of a stdlib program, named by stdlibProgramKey
+//    (StdlibPrograms.h), so that a first call runs neither the mscclc
+//    compiler nor NVRTC.
+// Both use the cache's entry format
 // (KernelEntry.h) with a magic of their own; an entry that is damaged, of
 // another format or names another key is refused with a warning and the
 // kernel is JIT-compiled as if the store had none. The store is never
@@ -30,6 +36,12 @@
 
 namespace mscclc::rt {
 
+/// What an entry of the store holds.
+enum class AotEntry {
+  Kernel, ///< a cubin, by kernel key
+  Bundle, ///< a compiled stdlib program (CUDA source and plan), by program key
+};
+
 class AotStore {
 public:
   /// The process's store (see the file comment); disabled when there is
@@ -40,17 +52,20 @@ public:
 
   bool enabled() const { return !dir_.empty(); }
   const std::string &dir() const { return dir_; }
-  std::string pathFor(const std::string &key) const;
+  std::string pathFor(const std::string &key,
+                      AotEntry kind = AotEntry::Kernel) const;
 
   /// Sets *hit and fills *binary when a valid entry of `key` exists. A
   /// present but unusable entry (damaged, foreign) or an unsafe directory
   /// is Unsupported with the reason: the caller compiles instead. Never
   /// modifies the store.
-  Status lookup(const std::string &key, std::string *binary, bool *hit) const;
+  Status lookup(const std::string &key, std::string *binary, bool *hit,
+                AotEntry kind = AotEntry::Kernel) const;
 
   /// Build time only: writes the entry of `key` (atomically, creating the
   /// directory).
-  Status write(const std::string &key, const std::string &binary) const;
+  Status write(const std::string &key, const std::string &binary,
+               AotEntry kind = AotEntry::Kernel) const;
 
 private:
   std::string dir_;

@@ -58,12 +58,19 @@ public:
   static Status fromGenerated(const std::string &cudaSource,
                               const std::string &planJson,
                               std::unique_ptr<Program> *out);
+  /// Reads the compiler's `--emit=bundle` output (as bundleJson() writes
+  /// it: the ahead-of-time store's program bundles).
+  static Status fromBundle(const std::string &bundleJson,
+                           std::unique_ptr<Program> *out);
   ~Program();
 
   uint64_t id() const { return id_; }
   const Plan &plan() const { return plan_; }
   const std::string &cudaSource() const { return cudaSource_; }
   const std::string &planJson() const { return planJson_; }
+  /// CUDA source and plan as one `--emit=bundle` document, which
+  /// fromBundle reads back into the same source and plan.
+  std::string bundleJson() const;
 
   /// What is compiled for rank `rank`'s kernel (and the scale kernel) for
   /// (arch, dtype, redop): the one description of a kernel that the

@@ -5,7 +5,9 @@
 // ranks on table and shape (exchanged at communicator set-up), and the
 // compiled programs (one per algorithm, params, rank count, node shape and
 // in-place-ness, shared by every communicator of the process; NVRTC output
-// is cached on disk by Program as always).
+// is cached on disk by Program as always). A program's bundle (CUDA source
+// and plan) comes from the ahead-of-time store (AotStore.h) where the build
+// shipped it, named by stdlibProgramKey; else the mscclc compiler runs.
 //
 // The stdlib directory: MSCCLC_STDLIB_DIR, else `../share/mscclc/stdlib`
 // beside libmscclc.so (installed), else the source tree's stdlib/ (build
@@ -30,6 +32,7 @@ namespace mscclc::rt {
 
 class Communicator;
 class Program;
+struct CompilerOptions;
 
 /// A resolved call: the selection and, unless it is the builtin copy or the
 /// count is 0, its compiled program.
@@ -83,6 +86,29 @@ Status stdlibSetUp(Communicator &comm, StdlibState *state);
 /// compiled from a temporary file.
 Status stdlibInPlaceSource(const std::string &text, const std::string &dir,
                            const std::string &file, std::string *out);
+
+/// The name of a stdlib program in the ahead-of-time store (64 hex
+/// digits): SHA-256 over every .mscl file of the stdlib directory `dir`
+/// (names and text, not where it lies: the build tree's and the installed
+/// stdlib agree), the algorithm, in place or not, and the compiler options
+/// that shape its output (ranks, GPUs per node, instances, params). Needs
+/// neither the compiler nor NVRTC. The bundle under it is the output of the
+/// compiler the library was built with.
+Status stdlibProgramKey(const std::string &dir, const CompilerOptions &options,
+                        const std::string &algorithm, bool inPlace,
+                        std::string *key);
+
+struct StdlibProgramEntry {
+  std::string key;  ///< stdlibProgramKey
+  std::string what; ///< "allreduce_1pa instances=1 in place, 2 ranks"
+  const Program *program;
+};
+
+/// Every stdlib program this process holds (compiled or from the store):
+/// what mscclc-aot ships as bundles. That includes programs a call needs
+/// without launching them (the in-place variant whose plan says the call
+/// runs staged, out of place).
+std::vector<StdlibProgramEntry> stdlibPrograms();
 
 /// What each rank contributes to the agreement (exchanged as bytes).
 struct StdlibPeerInfo {
