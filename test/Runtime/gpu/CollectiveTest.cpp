@@ -25,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GpuTestUtil.h"
+#include "TestFiles.h"
 
 #include <algorithm>
 #include <chrono>
@@ -37,6 +38,7 @@
 #include <unistd.h>
 
 using namespace gputest;
+using mscclc::test::TempDir;
 
 namespace {
 
@@ -296,11 +298,10 @@ size_t verify(const Example &ex, const Buffers &b, int n, int rank, size_t count
   return compare(t, host.data(), last.ref, tol, what);
 }
 
-/// Copies every example into a temporary folder (imports stay relative),
+/// Copies every example into the folder `dir` (imports stay relative),
 /// with an `inplace` variant of each algorithm beside it.
-std::string stageExamples(const Options &o, std::vector<std::string> *names) {
-  char tmpl[] = "/tmp/mscclc-examples-XXXXXX";
-  std::string dir = mkdtemp(tmpl);
+void stageExamples(const Options &o, const std::string &dir,
+                   std::vector<std::string> *names) {
   DIR *d = opendir(o.examples.c_str());
   if (!d) {
     fprintf(stderr, "cannot open %s\n", o.examples.c_str());
@@ -333,7 +334,6 @@ std::string stageExamples(const Options &o, std::vector<std::string> *names) {
     }
   }
   closedir(d);
-  return dir;
 }
 
 Example compileExample(const std::string &dir, const std::string &name, int n,
@@ -636,7 +636,9 @@ int main(int argc, char **argv) {
   }
   int n = o.layout.ranks;
   std::vector<std::string> names;
-  std::string dir = stageExamples(o, &names);
+  TempDir staged("mscclc-examples"); // removed when the test ends
+  const std::string &dir = staged.path();
+  stageExamples(o, dir, &names);
   std::sort(names.begin(), names.end());
   Tally total;
   for (const std::string &model : o.models) {

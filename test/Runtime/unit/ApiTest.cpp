@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TestFiles.h"
 #include "mscclc/mscclc.h"
 #include "mscclc/runtime/Program.h"
 
@@ -20,9 +21,11 @@ using namespace mscclc::rt;
 
 namespace {
 
-/// The stand-in compiler's folder; its `calls` file gets a line per run.
+/// The stand-in compiler's folder (removed when the test binary ends); its
+/// `calls` file gets a line per run.
 std::string fakeCompilerDir() {
-  return "/tmp/mscclc-fake-" + std::to_string(getpid());
+  static mscclc::test::TempDir dir("mscclc-fake");
+  return dir.path();
 }
 
 /// Runs of the stand-in compiler so far.
@@ -38,7 +41,6 @@ int fakeCompilerCalls() {
 /// fails like mscclc does on a bad program. Each run is counted.
 std::string writeFakeCompiler(const std::string &plan) {
   std::string dir = fakeCompilerDir();
-  mkdir(dir.c_str(), 0755);
   std::string planPath = dir + "/plan.json";
   std::ofstream(planPath) << plan;
   std::string path = dir + "/mscclc";
@@ -120,8 +122,8 @@ TEST(ApiTest, CommInitWithoutDeviceSaysSo) {
 TEST(ApiTest, CompilerIsFoundAndItsDiagnosticsAreKept) {
   std::string compiler = writeFakeCompiler(kPlan);
   setenv("MSCCLC_COMPILER", compiler.c_str(), 1);
-  std::string good = "/tmp/mscclc-api-good-" + std::to_string(getpid()) + ".mscl";
-  std::string bad = "/tmp/mscclc-api-bad-" + std::to_string(getpid()) + "bad.mscl";
+  std::string good = fakeCompilerDir() + "/api-good.mscl";
+  std::string bad = fakeCompilerDir() + "/api-bad.mscl";
   std::ofstream(good) << "algorithm x : allreduce(chunks = 1) {}\n";
   std::ofstream(bad) << "algorithm x : allreduce(chunks = 1) {}\n";
 

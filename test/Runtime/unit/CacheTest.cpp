@@ -1,5 +1,6 @@
 //===- CacheTest.cpp - Kernel cache keys, storage and NVRTC ---------------===//
 
+#include "TestFiles.h"
 #include "mscclc/runtime/Hash.h"
 #include "mscclc/jit/Nvrtc.h"
 #include "mscclc/runtime/Loader.h"
@@ -14,14 +15,9 @@
 #include <vector>
 
 using namespace mscclc::rt;
+using mscclc::test::TempDir;
 
 namespace {
-
-std::string tempDir() {
-  char tmpl[] = "/tmp/mscclc-cache-test-XXXXXX";
-  const char *dir = mkdtemp(tmpl);
-  return dir ? dir : "/tmp";
-}
 
 const char *kKernel = R"(
 #include "mscclc/device/KernelArgs.h"
@@ -76,7 +72,8 @@ TEST(CacheKeyTest, DeviceHeadersAreEmbedded) {
 }
 
 TEST(KernelCacheTest, StoreLookupAndCorruption) {
-  KernelCache cache(tempDir() + "/nested/dir", true);
+  TempDir tmp("mscclc-cache-test");
+  KernelCache cache(tmp / "nested/dir", true);
   std::string key(64, 'a'), got;
   bool hit = true;
   ASSERT_TRUE(cache.lookup(key, &got, &hit).isOk());
@@ -131,7 +128,8 @@ TEST(KernelCacheTest, StoreLookupAndCorruption) {
 
 // GPU code from a directory others can write would run their code here.
 TEST(KernelCacheTest, RefusesADirectoryOthersCanWrite) {
-  std::string dir = tempDir();
+  TempDir tmp("mscclc-cache-test");
+  const std::string &dir = tmp.path();
   ASSERT_EQ(chmod(dir.c_str(), 0777), 0);
   KernelCache cache(dir, true);
   std::string got;
@@ -155,7 +153,8 @@ TEST(KernelCacheTest, RefusesADirectoryOthersCanWrite) {
 // Two processes storing the same entry at once: each writes its own
 // temporary file and renames it, so a reader sees one whole entry.
 TEST(KernelCacheTest, ConcurrentStoresLeaveOneWholeEntry) {
-  KernelCache cache(tempDir(), true);
+  TempDir tmp("mscclc-cache-test");
+  KernelCache cache(tmp.path(), true);
   std::string key(64, 'e');
   std::string binary(1 << 20, 'z');
   std::vector<pid_t> children;
@@ -206,7 +205,8 @@ TEST(KernelCacheTest, Environment) {
   unsetenv("XDG_CACHE_HOME");
   EXPECT_EQ(KernelCache::fromEnvironment().dir(), "/home/someone/.cache/mscclc");
   // Disabled: store writes nothing, lookup misses.
-  KernelCache off(tempDir(), false);
+  TempDir tmp("mscclc-cache-test");
+  KernelCache off(tmp.path(), false);
   ASSERT_TRUE(off.store(std::string(64, 'c'), "x").isOk());
   std::string got;
   bool hit = true;
@@ -221,7 +221,8 @@ TEST(NvrtcTest, CompileThenCacheHit) {
   req.source = kKernel;
   req.name = "add_one.cu";
   req.arch = 90;
-  KernelCache cache(tempDir(), true);
+  TempDir tmp("mscclc-cache-test");
+  KernelCache cache(tmp.path(), true);
   std::string cubin;
   CompileStats stats;
   Status s = compileCached(req, cache, &cubin, &stats);
