@@ -44,7 +44,8 @@ if [ ! -f "$BUILD/build.ninja" ]; then
     -DCMAKE_CUDA_COMPILER=OFF \
     -DMSCCLC_BUILD_COMPILER=ON -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
     -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit \
-    -DMSCCLC_AOT_ARCHS=90 -DMSCCLC_AOT_RANKS=2 -DMSCCLC_AOT_DTYPES=f32 >/dev/null
+    -DMSCCLC_AOT_ARCHS=90 -DMSCCLC_AOT_RANKS=2 -DMSCCLC_AOT_DTYPES=f32 \
+    -DMSCCLC_AOT_NODE_SHAPES=none -DMSCCLC_AOT_ROOTS=0 >/dev/null
 fi
 start=$(date +%s)
 echo "== building $BUILD/ with $JOBS jobs"

@@ -64,15 +64,18 @@ fi
 JOBS="${MSCCLC_JOBS:-$(nproc)}"
 # The ahead-of-time kernels (docs/runtime.md): what the build compiles for
 # the selection table's picks. This script (and so CI, scripts/test.sh)
-# builds a small subset, sm_90 at 2 ranks in f32 (seconds); CMake's own
-# default, for release builds, is sm_80/90/100 at 2, 4 and 8 ranks in f32,
-# f16 and bf16 (see docs/runtime.md for its cost). MSCCLC_AOT_ARCHS,
-# _RANKS and _DTYPES (CMake lists, e.g. "80;90;100") choose, and
+# builds a small subset, sm_90 at 2 ranks (one node, root 0) in f32
+# (seconds); CMake's own default, for release builds, is sm_80/90/100 at 2,
+# 4 and 8 ranks and 2 nodes of 8 in f32, f16 and bf16 (see docs/runtime.md
+# for its cost). MSCCLC_AOT_ARCHS, _RANKS, _DTYPES, _NODE_SHAPES (CMake
+# lists, e.g. "80;90;100", "2x8;4x8" or none) and _ROOTS (0 or all) choose, and
 # MSCCLC_AOT_BUILD=OFF leaves the store out; NVRTC runs on $JOBS threads.
 CONFIG+=(-DMSCCLC_AOT_JOBS="$JOBS"
          -DMSCCLC_AOT_ARCHS="${MSCCLC_AOT_ARCHS:-90}"
          -DMSCCLC_AOT_RANKS="${MSCCLC_AOT_RANKS:-2}"
-         -DMSCCLC_AOT_DTYPES="${MSCCLC_AOT_DTYPES:-f32}")
+         -DMSCCLC_AOT_DTYPES="${MSCCLC_AOT_DTYPES:-f32}"
+         -DMSCCLC_AOT_ROOTS="${MSCCLC_AOT_ROOTS:-0}"
+         -DMSCCLC_AOT_NODE_SHAPES="${MSCCLC_AOT_NODE_SHAPES:-none}")
 if [ -n "${MSCCLC_AOT_BUILD:-}" ]; then CONFIG+=(-DMSCCLC_AOT="$MSCCLC_AOT_BUILD"); fi
 echo "== configuring (build/)"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "${CONFIG[@]}" >/dev/null

@@ -50,16 +50,31 @@ std::vector<uint64_t> aotSweepCounts(const SelectionTable &table,
 Status aotKernels(const SelectionTable &table, const AotConfig &config,
                   std::vector<AotKernel> *out,
                   std::vector<AotBundle> *bundles) {
+  // The shapes a communicator can agree on (stdlibAgree): one node of
+  // each rank count, and the configured multi-node shapes.
+  struct Shape {
+    int nranks, gpusPerNode, nnodes;
+  };
+  std::vector<Shape> shapes;
+  for (int nranks : config.ranks)
+    shapes.push_back({nranks, nranks, 1});
+  for (const auto &[nodes, perNode] : config.nodeShapes)
+    shapes.push_back({nodes * perNode, perNode, nodes});
   std::map<std::string, AotKernel> byKey;
   for (int arch : config.archs)
-    for (int nranks : config.ranks) {
-      // What stdlibSetUp agrees on for nranks ranks on one host.
+    for (const Shape &shape : shapes) {
+      int nranks = shape.nranks;
       StdlibState state;
       state.agreed = Status::ok();
       state.table = &table;
-      state.gpusPerNode = nranks;
-      state.nnodes = 1;
+      state.gpusPerNode = shape.gpusPerNode;
+      state.nnodes = shape.nnodes;
       state.arch = arch;
+      std::string where =
+          shape.nnodes > 1
+              ? fmt::format("{} ranks ({} nodes of {})", nranks, shape.nnodes,
+                            shape.gpusPerNode)
+              : fmt::format("{} ranks", nranks);
       for (int c = 0; c < kNumCollectives; ++c)
         for (const std::string &dtype : config.dtypes)
           for (const std::string &op : config.ops) {
@@ -68,14 +83,17 @@ Status aotKernels(const SelectionTable &table, const AotConfig &config,
             // operator (stdlibQuery): one pass for them.
             if (!collectiveReduces(coll) && op != config.ops.front())
               continue;
+            int roots = collectiveRooted(coll) && config.everyRoot ? nranks : 1;
+            for (int root = 0; root < roots; ++root)
             for (bool inPlace : {false, true}) {
               SelectionQuery q;
               q.collective = coll;
               q.nranks = nranks;
-              q.nnodes = 1;
+              q.nnodes = shape.nnodes;
               q.arch = arch;
               q.dtype = dtype;
               q.op = collectiveReduces(coll) ? op : "sum";
+              q.root = root;
               q.inPlace = inPlace;
               for (uint64_t count : aotSweepCounts(table, q)) {
                 q.count = count;
@@ -84,8 +102,8 @@ Status aotKernels(const SelectionTable &table, const AotConfig &config,
                 if (s.code() == Code::Unsupported)
                   continue; // nothing serves this call: nothing to ship
                 MSCCLC_TRY(s.context(fmt::format(
-                    "{} of {} x {} at {} ranks for sm_{}",
-                    collectiveName(coll), count, dtype, nranks, arch)));
+                    "{} of {} x {} at {} for sm_{}", collectiveName(coll),
+                    count, dtype, where, arch)));
                 if (!choice->program)
                   continue; // the builtin copy
                 Program &p = *choice->program;
@@ -100,9 +118,9 @@ Status aotKernels(const SelectionTable &table, const AotConfig &config,
                   if (byKey.count(k.key))
                     continue;
                   k.what = fmt::format(
-                      "{}{}, {} ranks, rank {}, {} {}, sm_{}",
+                      "{}{}, {}, rank {}, {} {}, sm_{}",
                       choice->selection.describe(),
-                      p.plan().inPlace ? " in place" : "", nranks, rank, dtype,
+                      p.plan().inPlace ? " in place" : "", where, rank, dtype,
                       redop, arch);
                   byKey.emplace(k.key, std::move(k));
                 }

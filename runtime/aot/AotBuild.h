@@ -3,7 +3,8 @@
 // What the build compiles into the ahead-of-time store (AotStore.h): for
 // every configured architecture, rank count, dtype and op, every algorithm
 // the shipped selection table picks for some size, in place and out of
-// place (root 0 for rooted collectives), one node: each rank's cubin, and
+// place, for every root of rooted collectives (or root 0 only), on one
+// node and on the configured multi-node shapes: each rank's cubin, and
 // the program's bundle (CUDA source and plan), so that a first call runs
 // neither the compiler nor NVRTC. Picks are found by
 // resolving queries exactly as mscclcRunCollective does (stdlibResolve:
@@ -21,6 +22,7 @@
 #include "mscclc/runtime/Selection.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace mscclc::rt {
@@ -30,6 +32,14 @@ struct AotConfig {
   std::vector<int> ranks = {2, 4, 8};
   std::vector<std::string> dtypes = {"f32", "f16", "bf16"};
   std::vector<std::string> ops = {"sum"};
+  /// Every root of the rooted collectives (broadcast, reduce, gather,
+  /// scatter); false: root 0 only. The root is a param of their programs,
+  /// so each root is a program (and a kernel per rank) of its own: at 2, 4
+  /// and 8 ranks every root makes about 3.2 times the kernels.
+  bool everyRoot = false;
+  /// Multi-node shapes, (nodes, GPUs per node), beside one node of each
+  /// of `ranks`: two nodes of 8 GPUs by default.
+  std::vector<std::pair<int, int>> nodeShapes = {{2, 8}};
 };
 
 /// One kernel to build: a rank's cubin of one pick.

@@ -1,7 +1,12 @@
 //===- AotMain.cpp - mscclc-aot: writes the ahead-of-time kernel store ----===//
 //
 // mscclc-aot --out DIR [--archs 80,90,100] [--ranks 2,4,8]
-//            [--dtypes f32,f16,bf16] [--ops sum] [--jobs N] [--list]
+//            [--dtypes f32,f16,bf16] [--ops sum] [--roots 0|all]
+//            [--node-shapes 2x8] [--jobs N] [--list]
+//
+// --roots all ships rooted collectives for every root, not only root 0;
+// --node-shapes adds multi-node shapes (nodes x GPUs per node, "none" for
+// none) to one node of each --ranks.
 //
 // --list prints what would be built (key, then what) and compiles nothing
 // but the programs (the compiler's runs).
@@ -30,7 +35,8 @@ namespace {
 int usage() {
   fprintf(stderr,
           "usage: mscclc-aot --out DIR [--archs 80,90,100] [--ranks 2,4,8] "
-          "[--dtypes f32,f16,bf16] [--ops sum] [--jobs N] [--list]\n");
+          "[--dtypes f32,f16,bf16] [--ops sum] [--roots 0|all] "
+          "[--node-shapes 2x8|none] [--jobs N] [--list]\n");
   return 2;
 }
 
@@ -59,6 +65,23 @@ bool parseInts(const std::string &text, std::vector<int> *out) {
     out->push_back(int(v));
   }
   return !out->empty();
+}
+
+/// "2x8,4x8" (nodes x GPUs per node); "" or "none" for none.
+bool parseShapes(const std::string &text,
+                 std::vector<std::pair<int, int>> *out) {
+  out->clear();
+  for (const std::string &s : splitList(text)) {
+    if (s == "none")
+      continue;
+    int nodes = 0, perNode = 0;
+    char tail = 0;
+    if (sscanf(s.c_str(), "%dx%d%c", &nodes, &perNode, &tail) != 2 ||
+        nodes < 2 || perNode < 1)
+      return false;
+    out->emplace_back(nodes, perNode);
+  }
+  return true;
 }
 
 double secondsSince(std::chrono::steady_clock::time_point t) {
@@ -93,6 +116,11 @@ int main(int argc, char **argv) {
       config.dtypes = splitList(v);
     else if (a == "--ops")
       config.ops = splitList(v);
+    else if (a == "--roots") {
+      ok = v == "all" || v == "0";
+      config.everyRoot = v == "all";
+    } else if (a == "--node-shapes")
+      ok = parseShapes(v, &config.nodeShapes);
     else if (a == "--jobs")
       jobs = atoi(v.c_str());
     else
