@@ -70,7 +70,8 @@ for r in "${@:-2 4 8}"; do
   fi
 done
 # A fresh process's first all-reduce from the ahead-of-time store, with
-# NVRTC made unavailable (the test sets MSCCLC_NVRTC itself).
+# NVRTC and the compiler made unavailable (the test sets MSCCLC_NVRTC and
+# MSCCLC_COMPILER itself).
 step "aot-first-call" 120 env MSCCLC_STDLIB_DIR="$PWD/stdlib" $B/runtime-gpu-aot-first-call \
   --store build/share/mscclc/kernels
 # The fallback with the real NCCL loaded into the global scope first, as
