@@ -619,14 +619,16 @@ mscclcResult_t mscclcCollectiveAlgorithm(mscclcComm_t comm,
   return result(Status::ok());
 }
 
-/// mscclcRunCollective and mscclcRunCollectivePreMulSum (`scalar` set for
+/// mscclcRunCollective, mscclcRunCollectiveDirect (`direct`) and
+/// mscclcRunCollectivePreMulSum (`scalar` set for
 /// mscclcPreMulSum only).
 static mscclcResult_t runCollective(mscclcComm_t comm, mscclcCollective_t coll,
                                     const void *sendbuff, void *recvbuff,
                                     size_t count, mscclcDataType_t dtype,
                                     mscclcRedOp_t op, int root,
                                     cudaStream_t stream,
-                                    const PreMulScalar *scalar) {
+                                    const PreMulScalar *scalar,
+                                    bool direct = false) {
   API_CHECK(comm, "comm must not be NULL");
   API_CHECK(int(coll) >= 0 && int(coll) < kNumCollectives,
             fmt::format("unknown collective {}", int(coll)));
@@ -674,7 +676,10 @@ static mscclcResult_t runCollective(mscclcComm_t comm, mscclcCollective_t coll,
             collectiveReduces(c) ? op : mscclcSum, stream};
   if (scalar)
     a.scalar = *scalar;
-  if (choice->staged) {
+  if (choice->staged && direct) {
+    // The caller's buffers, in the call's own layout: the peers map them.
+    a.program = choice->directProgram;
+  } else if (choice->staged) {
     // The out-of-place variant, on NCCL's own pointers: the kernel writes
     // the staging, and the copy after it lands where recvbuff says.
     a.staged = true;
@@ -713,6 +718,19 @@ mscclcResult_t mscclcRunCollective(mscclcComm_t comm, mscclcCollective_t coll,
             "mscclcRunCollectivePreMulSum");
   return runCollective(comm, coll, sendbuff, recvbuff, count, dtype, op, root,
                        stream, nullptr);
+}
+
+mscclcResult_t mscclcRunCollectiveDirect(mscclcComm_t comm,
+                                         mscclcCollective_t coll,
+                                         const void *sendbuff, void *recvbuff,
+                                         size_t count, mscclcDataType_t dtype,
+                                         mscclcRedOp_t op, int root,
+                                         cudaStream_t stream) {
+  API_CHECK(op != mscclcPreMulSum,
+            "mscclcPreMulSum always stages its input: call "
+            "mscclcRunCollectivePreMulSum");
+  return runCollective(comm, coll, sendbuff, recvbuff, count, dtype, op, root,
+                       stream, nullptr, /*direct=*/true);
 }
 
 mscclcResult_t mscclcRunCollectivePreMulSum(

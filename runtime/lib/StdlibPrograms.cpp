@@ -511,6 +511,7 @@ Status stdlibResolve(StdlibState &state, const SelectionQuery &q,
     MSCCLC_TRY(fitBlockLimit(state, q, limit, &c));
     // premulsum scales the input into the staging on the way in.
     c.staged = c.program->plan().stagedByStdlib() || q.op == "premulsum";
+    c.directProgram = c.program;
     if (c.staged && q.inPlace) {
       SelectionQuery outOfPlace = q;
       outOfPlace.inPlace = false;

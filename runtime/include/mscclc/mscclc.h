@@ -244,6 +244,19 @@ mscclcResult_t mscclcRunCollective(mscclcComm_t comm, mscclcCollective_t coll,
                                    size_t count, mscclcDataType_t dtype,
                                    mscclcRedOp_t op, int root,
                                    mscclcStream_t stream);
+/* mscclcRunCollective on the caller's buffers themselves: no staging copy,
+ * under mscclcProgramRun's contract instead. Every rank must change buffers
+ * at the same calls: a new pair of buffers is a collective set-up step in
+ * which the ranks map each other's (keyed by allocation id, so a freed and
+ * reallocated buffer at the same address is mapped anew). For callers that
+ * know every rank's buffers move together, e.g. NCCL's symmetric windows.
+ * mscclcPreMulSum is not offered (its input is always staged). */
+mscclcResult_t mscclcRunCollectiveDirect(mscclcComm_t comm,
+                                         mscclcCollective_t coll,
+                                         const void *sendbuff, void *recvbuff,
+                                         size_t count, mscclcDataType_t dtype,
+                                         mscclcRedOp_t op, int root,
+                                         mscclcStream_t stream);
 /* mscclcRunCollective with mscclcPreMulSum: every rank's input is multiplied
  * by its own `scalar` (one element of `dtype`, in T's arithmetic) before the
  * sum, in a kernel that copies the input into the executor's staging (so

@@ -19,6 +19,7 @@
 
 #include "Errors.h"
 #include "RealNccl.h"
+#include "Registrations.h"
 #include "Route.h"
 #include "Validate.h"
 
@@ -107,6 +108,8 @@ struct ncclComm {
   std::chrono::steady_clock::time_point lastPeek;
   std::map<void *, std::unique_ptr<std::pair<void *, size_t>>> registrations;
   std::map<ncclWindow_t, std::unique_ptr<ncclWindow_vidmem>> windows;
+  /// The windows' ranges, for calls that run on them in place.
+  mscclc::nccl::Registrations windowRanges;
 };
 
 namespace mscclc::nccl {

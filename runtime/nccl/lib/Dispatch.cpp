@@ -120,6 +120,38 @@ Outcome execute(const QueuedCall &q) {
   return o;
 }
 
+/// Whether `a` runs on the caller's buffers, with no staging copy: both lie
+/// in symmetric windows (Registrations.h). Only collectives in which every
+/// rank uses both buffers qualify, so every rank that keeps the windows'
+/// contract decides alike; PreMulSum always stages its input.
+bool runsDirect(ncclComm *c, const CollectiveArgs &a, std::string *why) {
+  bool everyRankUsesBoth =
+      a.collective == Collective::AllReduce ||
+      a.collective == Collective::AllGather ||
+      a.collective == Collective::ReduceScatter ||
+      a.collective == Collective::AllToAll;
+  if (!everyRankUsesBoth || a.premul || c->nranks < 2)
+    return false;
+  size_t es = elementSize(a.dtype), n = size_t(c->nranks);
+  size_t sendElems = a.count, recvElems = a.count;
+  if (a.collective == Collective::AllGather)
+    recvElems *= n;
+  else if (a.collective == Collective::ReduceScatter)
+    sendElems *= n;
+  else if (a.collective == Collective::AllToAll)
+    sendElems = recvElems = a.count * n;
+  std::lock_guard<std::mutex> lock(c->mutex);
+  if (c->windowRanges.size() == 0)
+    return false;
+  std::string whySend, whyRecv;
+  bool send = c->windowRanges.inSymmetricWindow(a.send, sendElems * es, &whySend);
+  bool recv = c->windowRanges.inSymmetricWindow(a.recv, recvElems * es, &whyRecv);
+  if (send && recv)
+    return true;
+  *why = !send ? "send buffer: " + whySend : "receive buffer: " + whyRecv;
+  return false;
+}
+
 /// Logs, once per communicator, collective and power-of-two size bucket,
 /// where a call ran.
 void logRoute(ncclComm *c, const CollectiveArgs &a, Route route,
@@ -130,7 +162,9 @@ void logRoute(ncclComm *c, const CollectiveArgs &a, Route route,
   int bucket = bytes ? 64 - __builtin_clzll(bytes) : 0;
   {
     std::lock_guard<std::mutex> lock(c->mutex);
-    if (!c->logged.insert({int(a.collective), bucket}).second)
+    // Direct and staged calls are told apart.
+    int kind = int(a.collective) * 2 + (a.direct ? 1 : 0);
+    if (!c->logged.insert({kind, bucket}).second)
       return;
   }
   std::string size = bucket ? fmt::format("{} to {} bytes", 1ull << (bucket - 1),
@@ -183,6 +217,9 @@ ncclResult_t dispatch(const CollectiveArgs &call, ncclComm_t comm,
   in.hasFallback = c->real != nullptr;
   in.noFallback = c->noFallback;
   RouteDecision d = decideRoute(policy, in);
+  std::string staged;
+  if (d.route == Route::Native)
+    a.direct = runsDirect(c, a, &staged);
   if (d.route == Route::Refuse) {
     logRoute(c, a, d.route, d.message);
     return fail(ncclInvalidUsage, d.message);
@@ -190,7 +227,11 @@ ncclResult_t dispatch(const CollectiveArgs &call, ncclComm_t comm,
   if (infoEnabled())
     logRoute(c, a, d.route,
              d.route == Route::Native
-                 ? nativeAlgorithm(c, a)
+                 ? nativeAlgorithm(c, a) +
+                       (a.direct ? " on the caller's buffers (symmetric "
+                                   "windows, no staging copy)"
+                        : staged.empty() ? std::string()
+                                         : ", staged: " + staged)
                  : fmt::format("NCCL {} ({}) because {}", c->realLib->version,
                                c->realLib->path,
                                in.nativeSupported ? "MSCCLC_NCCL_FALLBACK says so"

@@ -2,10 +2,11 @@
 //
 // ncclMemAlloc gives cudaMalloc memory rounded up to 2 MiB: a whole
 // allocation, which CUDA IPC maps for peers in other processes (the
-// cuMem memory of mscclcMemAlloc cannot be mapped there). mscclc maps
-// peers' buffers itself, keyed by allocation id, so registration needs no
-// native work: it records the buffer and registers it with the fallback
-// NCCL (zero copy there).
+// cuMem memory of mscclcMemAlloc cannot be mapped there). Windows are
+// recorded with their allocation's id: calls on symmetric ones run on the
+// caller's buffers, not staged (Registrations.h). ncclCommRegister records
+// the buffer and registers it with the fallback NCCL (zero copy there);
+// mscclc's own calls on it stay staged, since its registration is local.
 //
 //===----------------------------------------------------------------------===//
 
@@ -114,12 +115,23 @@ ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void *buff, size_t size,
   w->comm = c;
   w->buff = buff;
   w->size = size;
+  {
+    // Keyed by the allocation's id, checked at every use.
+    std::lock_guard<std::mutex> lock(c->mutex);
+    o = c->windowRanges.addWindow(w.get(), buff, size,
+                                  (winFlags & NCCL_WIN_COLL_SYMMETRIC) != 0);
+  }
+  if (!o.ok())
+    return fail(o.result, fmt::format("{}: {}", fn, o.message));
   // Collective on the fallback, as on NCCL: every rank registers.
   if (c->real && c->realLib->CommWindowRegister) {
     ncclResult_t r =
         c->realLib->CommWindowRegister(c->real, buff, size, &w->real, winFlags);
-    if (r != ncclSuccess)
+    if (r != ncclSuccess) {
+      std::lock_guard<std::mutex> lock(c->mutex);
+      c->windowRanges.remove(w.get());
       return failOnFallback(c, fn, r);
+    }
   }
   *win = w.get();
   std::lock_guard<std::mutex> lock(c->mutex);
@@ -145,6 +157,7 @@ ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win) {
                            fn, static_cast<const void *>(win)));
     w = std::move(it->second);
     c->windows.erase(it);
+    c->windowRanges.remove(win);
   }
   if (w->real && c->real && c->realLib->CommWindowDeregister) {
     ncclResult_t r = c->realLib->CommWindowDeregister(c->real, w->real);

@@ -124,6 +124,9 @@ Outcome runNative(ncclComm *c, const CollectiveArgs &a, cudaStream_t stream,
                 a.premul->deviceScalar ? a.premul->deviceScalar
                                        : a.premul->hostScalar.data(),
                 a.premul->deviceScalar ? 1 : 0, a.root, stream)
+      : a.direct
+          ? mscclcRunCollectiveDirect(c->native, n.coll, a.send, a.recv,
+                                      a.count, n.dtype, n.op, a.root, stream)
           : mscclcRunCollective(c->native, n.coll, a.send, a.recv, a.count,
                                 n.dtype, n.op, a.root, stream);
   if (ranNothing)

@@ -50,6 +50,9 @@ struct CollectiveArgs {
   /// the call is made (the operator may be destroyed before the group that
   /// holds the call ends, as NCCL allows).
   std::optional<PreMulSumOp> premul;
+  /// Runs on the caller's buffers, not staged (both lie in symmetric
+  /// windows: Registrations.h).
+  bool direct = false;
 };
 
 /// `rank` of `nranks`; `dynamicOpKnown`: whether `args.op` (>= ncclNumOps)

@@ -43,6 +43,10 @@ struct StdlibChoice {
   /// buffers (Executor.h), never on the caller's, so it is the out-of-place
   /// variant even for an in-place call.
   bool staged = false;
+  /// The program for the call's own layout (in place or not), which runs
+  /// on the caller's buffers (mscclcRunCollectiveDirect); `program` itself
+  /// when the choice is not staged.
+  Program *directProgram = nullptr;
 };
 
 /// Per communicator: what every rank agreed on at set-up.
