@@ -22,6 +22,11 @@
 //       collective, PreMulSum and ncclCommFinalize through the real NCCL
 //       (skipped when none is found).
 //   --premulsum-test: only the PreMulSum cases of --collectives.
+//   --window-test: all-reduces on symmetric windows run on the caller's
+//       buffers (the log says so); windows deregistered, freed, allocated
+//       again (at the same address where CUDA gives it) and registered
+//       anew; then freed and allocated again without deregistering: the
+//       stale window no longer counts, the call is staged, results right.
 // Options: --ranks N (default 2), --quick, --real-preloaded PATH (before
 // anything else, load the real NCCL at PATH into the global scope, as
 // PyTorch does at import: its calls of its own functions then reach ours,
@@ -881,6 +886,124 @@ int collectivesTest(int ranks, bool quick) {
 
 } // namespace
 
+/// Rank r's send holds r + 1 + (i % 7) * base; the all-reduce's sum is
+/// checked on every rank.
+bool windowAllReduce(const World &w, const std::vector<float *> &send,
+                     const std::vector<float *> &recv, size_t count,
+                     float base, const std::string &what) {
+  std::vector<float> host(count);
+  for (int r = 0; r < w.ranks; ++r) {
+    for (size_t i = 0; i < count; ++i)
+      host[i] = float(r + 1) + float(i % 7) * base;
+    CUDA_OK(cudaSetDevice(w.devices[size_t(r)]));
+    CUDA_OK(cudaMemcpy(send[size_t(r)], host.data(), count * 4, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemset(recv[size_t(r)], 0, count * 4));
+  }
+  CUDA_OK(cudaDeviceSynchronize());
+  ncclResult_t res = ncclGroupStart();
+  for (int r = 0; r < w.ranks && res == ncclSuccess; ++r)
+    res = ncclAllReduce(send[size_t(r)], recv[size_t(r)], count, ncclFloat32, ncclSum,
+                        w.comms[size_t(r)], w.streams[size_t(r)]);
+  ncclResult_t end = ncclGroupEnd();
+  if (res != ncclSuccess || end != ncclSuccess) {
+    check(false, what + ": " + lastError());
+    return false;
+  }
+  syncAll(w);
+  float n = float(w.ranks);
+  bool ok = true;
+  for (int r = 0; r < w.ranks && ok; ++r) {
+    CUDA_OK(cudaMemcpy(host.data(), recv[size_t(r)], count * 4, cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < count && ok; ++i)
+      ok = host[i] == n * (n + 1) / 2 + n * float(i % 7) * base;
+  }
+  check(ok, what);
+  return ok;
+}
+
+int windowTest(int ranks, const std::string &logPath) {
+  World w;
+  if (!makeWorld(ranks, &w))
+    return 1;
+  const size_t count = size_t(1) << 20; // 4 MiB of float32 per buffer
+  std::vector<float *> send(static_cast<size_t>(ranks)), recv(send);
+  std::vector<ncclWindow_t> sendWin(static_cast<size_t>(ranks)), recvWin(sendWin);
+  auto allocate = [&] {
+    for (int r = 0; r < ranks; ++r) {
+      CUDA_OK(cudaSetDevice(w.devices[size_t(r)]));
+      CUDA_OK(cudaMalloc(&send[size_t(r)], count * 4));
+      CUDA_OK(cudaMalloc(&recv[size_t(r)], count * 4));
+    }
+  };
+  auto release = [&] {
+    CUDA_OK(cudaDeviceSynchronize());
+    for (int r = 0; r < ranks; ++r) {
+      CUDA_OK(cudaSetDevice(w.devices[size_t(r)]));
+      CUDA_OK(cudaFree(send[size_t(r)]));
+      CUDA_OK(cudaFree(recv[size_t(r)]));
+    }
+  };
+  auto registerAll = [&] {
+    ncclResult_t res = ncclGroupStart();
+    for (int r = 0; r < ranks && res == ncclSuccess; ++r) {
+      res = ncclCommWindowRegister(w.comms[size_t(r)], send[size_t(r)], count * 4,
+                                   &sendWin[size_t(r)], NCCL_WIN_COLL_SYMMETRIC);
+      if (res == ncclSuccess)
+        res = ncclCommWindowRegister(w.comms[size_t(r)], recv[size_t(r)], count * 4,
+                                     &recvWin[size_t(r)], NCCL_WIN_COLL_SYMMETRIC);
+    }
+    ncclResult_t end = ncclGroupEnd();
+    check(res == ncclSuccess && end == ncclSuccess,
+          "ncclCommWindowRegister (symmetric) on every rank" +
+              (res == ncclSuccess ? std::string() : ": " + lastError()));
+  };
+  auto deregisterAll = [&] {
+    bool ok = true;
+    for (int r = 0; r < ranks; ++r)
+      ok &= ncclCommWindowDeregister(w.comms[size_t(r)], sendWin[size_t(r)]) == ncclSuccess &&
+            ncclCommWindowDeregister(w.comms[size_t(r)], recvWin[size_t(r)]) == ncclSuccess;
+    check(ok, "ncclCommWindowDeregister on every rank");
+  };
+  allocate();
+  registerAll();
+  windowAllReduce(w, send, recv, count, 1, "all-reduce on symmetric windows");
+  std::vector<float *> before = send;
+  deregisterAll();
+  release();
+  allocate();
+  printf("NOTE reallocation at the same address: %s\n",
+         send == before ? "yes, on every rank" : "not on every rank");
+  registerAll();
+  windowAllReduce(w, send, recv, count, 2, "all-reduce on windows registered anew");
+  before = send;
+  release(); // without deregistering: the windows are stale
+  allocate();
+  printf("NOTE stale windows over reallocated memory at the same address: %s\n",
+         send == before ? "yes, on every rank" : "not on every rank");
+  windowAllReduce(w, send, recv, count, 3,
+                  "all-reduce on memory that replaced a registered window (staged)");
+  deregisterAll();
+  release();
+  endWorld(&w);
+  std::string log;
+  if (FILE *f = fopen(logPath.c_str(), "r")) {
+    char buf[4096];
+    size_t got = 0;
+    while ((got = fread(buf, 1, sizeof(buf), f)) > 0)
+      log.append(buf, got);
+    fclose(f);
+  }
+  check(log.find("symmetric windows, no staging copy") != std::string::npos,
+        "the log shows the all-reduce ran on the windows (" + logPath + ")");
+  // Memory at another address lies in no window at all.
+  bool sameAddress = before == send;
+  check(log.find(sameAddress ? "was freed after it was registered"
+                             : "is in no registered window") != std::string::npos,
+        "the log shows the stale window's call was staged");
+  remove(logPath.c_str());
+  return 0;
+}
+
 int main(int argc, char **argv) {
   int ranks = 2;
   bool quick = false;
@@ -895,7 +1018,8 @@ int main(int argc, char **argv) {
     else if (a == "--real-preloaded" && i + 1 < argc)
       preloaded = argv[++i];
     else if (a == "--collectives" || a == "--timeout-test" || a == "--abort-test" ||
-             a == "--fallback-test" || a == "--premulsum-test")
+             a == "--fallback-test" || a == "--premulsum-test" ||
+             a == "--window-test")
       mode = a;
     else {
       fprintf(stderr, "unknown argument %s\n", a.c_str());
@@ -912,6 +1036,13 @@ int main(int argc, char **argv) {
     setenv("MSCCLC_TIMEOUT_MS", "30000", 1);
   if (mode == "--fallback-test")
     setenv("MSCCLC_NCCL_FALLBACK", "all", 1);
+  std::string windowLog = "/tmp/nccl-window-test-" + std::to_string(getpid()) + ".log";
+  if (mode == "--window-test") {
+    // The routing log tells a call on the windows from a staged one.
+    setenv("MSCCLC_DEBUG", "INFO", 1);
+    setenv("MSCCLC_LOG", "info", 1);
+    setenv("MSCCLC_LOG_FILE", windowLog.c_str(), 1);
+  }
   if (!preloaded.empty()) {
     if (!dlopen(preloaded.c_str(), RTLD_NOW | RTLD_GLOBAL)) {
       fprintf(stderr, "--real-preloaded: %s\n", dlerror());
@@ -939,6 +1070,8 @@ int main(int argc, char **argv) {
     rc = fallbackTest(quick);
   else if (mode == "--premulsum-test")
     rc = preMulSumTest(ranks);
+  else if (mode == "--window-test")
+    rc = windowTest(ranks, windowLog);
   else
     rc = collectivesTest(ranks, quick);
   printf("%d passed, %d failed\n", passes, failures);
