@@ -354,18 +354,25 @@ Status Program::cubin(int arch, const std::string &dtype,
                       const std::string &redop, int rank, std::string *out,
                       CompileStats *stats, bool allowAheadOfTime) {
   std::string key = fmt::format("{}/{}/{}/{}", arch, dtype, redop, rank);
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto it = cubins_.find(key);
-  if (it != cubins_.end() &&
-      (allowAheadOfTime || it->second.origin != KernelOrigin::AheadOfTime)) {
-    *out = it->second.binary;
-    if (stats) {
-      *stats = CompileStats();
-      stats->origin = it->second.origin;
-      stats->cacheHit = true;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = cubins_.find(key);
+    if (it != cubins_.end() &&
+        (allowAheadOfTime || it->second.origin != KernelOrigin::AheadOfTime)) {
+      *out = it->second.binary;
+      if (stats) {
+        *stats = CompileStats();
+        stats->origin = it->second.origin;
+        stats->cacheHit = true;
+      }
+      return Status::ok();
     }
-    return Status::ok();
   }
+  // Compiled without the lock: the ranks of one process (one thread each)
+  // compile their kernels at once, which at 8 ranks is most of a first
+  // call's time. Two threads compiling the same key (two communicators of
+  // one rank) both compile, and the later result replaces the earlier,
+  // identical one.
   CompileRequest req = compileRequest(arch, dtype, redop, rank);
   CompileStats local;
   std::string bin;
@@ -373,7 +380,10 @@ Status Program::cubin(int arch, const std::string &dtype,
                            allowAheadOfTime ? AotStore::fromEnvironment()
                                             : AotStore(),
                            KernelCache::fromEnvironment(), &bin, &local));
-  cubins_[key] = {bin, local.origin};
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    cubins_[key] = {bin, local.origin};
+  }
   *out = std::move(bin);
   if (stats)
     *stats = local;
