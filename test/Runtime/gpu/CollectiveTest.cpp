@@ -469,7 +469,12 @@ void runExample(const Options &o, const Example &ex, int n,
         bufs.push_back(allocate(ex, n, ranks[i], count, t, round, inPlace, o.cuMem));
       }
       auto res = runAll(bufs, count, t);
-      if (ex.switchChannels) {
+      // A type the program does not serve is refused first, SwitchChannel
+      // programs included (their multicast set-up comes after the check).
+      if (res.first == mscclcInvalidArgument &&
+          res.second.find("does not support data type") != std::string::npos) {
+        report(tally, "SKIP", what, res.second);
+      } else if (ex.switchChannels) {
         // Must be refused where multicast is off, before any multicast call.
         bool refused = res.first == mscclcUnsupported &&
                        res.second.find("refused") != std::string::npos;
@@ -477,10 +482,6 @@ void runExample(const Options &o, const Example &ex, int n,
                res.second);
         releaseAll(bufs);
         goto done;
-      }
-      if (res.first == mscclcInvalidArgument &&
-          res.second.find("does not support data type") != std::string::npos) {
-        report(tally, "SKIP", what, res.second);
       } else if (res.first == mscclcUnsupported && o.layout.shared() &&
                  (res.second.find("hardware work queues") != std::string::npos ||
                   res.second.find("resident at once") != std::string::npos)) {
