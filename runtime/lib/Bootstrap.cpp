@@ -1,8 +1,8 @@
 //===- Bootstrap.cpp - TCP rendezvous among the ranks ---------------------===//
 //
-// The sockets, deadlines and threads of the rendezvous. The messages and
-// their decoders are in BootstrapWire.h; every byte that comes in goes
-// through them.
+// The rendezvous's connections, deadlines and threads, on the sockets of
+// Socket.h. The messages and their decoders are in BootstrapWire.h; every
+// byte that comes in goes through them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +11,7 @@
 #include "mscclc/runtime/Hash.h"
 #include "mscclc/runtime/Interfaces.h"
 #include "mscclc/runtime/Log.h"
+#include "mscclc/runtime/Socket.h"
 
 #include <arpa/inet.h>
 #include <array>
@@ -35,164 +36,11 @@ namespace mscclc::rt {
 using namespace wire;
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using namespace net;
 
-/// An owned socket descriptor.
-class Fd {
-public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(Fd &&o) noexcept : fd_(o.release()) {}
-  Fd &operator=(Fd &&o) noexcept {
-    reset(o.release());
-    return *this;
-  }
-  ~Fd() { reset(); }
-  int get() const { return fd_; }
-  int release() {
-    int fd = fd_;
-    fd_ = -1;
-    return fd;
-  }
-  void reset(int fd = -1) {
-    if (fd_ >= 0)
-      ::close(fd_);
-    fd_ = fd;
-  }
-
-private:
-  int fd_ = -1;
-};
-
-Status errnoStatus(const char *what) {
-  return systemError(fmt::format("{}: {}", what, strerror(errno)));
-}
-
-socklen_t toSockaddr(const WireAddr &w, sockaddr_storage *ss) {
-  memset(ss, 0, sizeof(*ss));
-  if (w.family == AF_INET6) {
-    auto *s6 = reinterpret_cast<sockaddr_in6 *>(ss);
-    s6->sin6_family = AF_INET6;
-    s6->sin6_port = w.port;
-    memcpy(&s6->sin6_addr, w.addr, 16);
-    return sizeof(sockaddr_in6);
-  }
-  auto *s4 = reinterpret_cast<sockaddr_in *>(ss);
-  s4->sin_family = AF_INET;
-  s4->sin_port = w.port;
-  memcpy(&s4->sin_addr, w.addr, 4);
-  return sizeof(sockaddr_in);
-}
-
-WireAddr fromSockaddr(const sockaddr *sa) {
-  WireAddr w{};
-  if (sa->sa_family == AF_INET6) {
-    auto *s6 = reinterpret_cast<const sockaddr_in6 *>(sa);
-    w.family = AF_INET6;
-    w.port = s6->sin6_port;
-    memcpy(w.addr, &s6->sin6_addr, 16);
-  } else {
-    auto *s4 = reinterpret_cast<const sockaddr_in *>(sa);
-    w.family = AF_INET;
-    w.port = s4->sin_port;
-    memcpy(w.addr, &s4->sin_addr, 4);
-  }
-  return w;
-}
-
-std::string describe(const WireAddr &w) {
-  char text[INET6_ADDRSTRLEN] = "?";
-  inet_ntop(w.family == AF_INET6 ? AF_INET6 : AF_INET, w.addr, text,
-            sizeof(text));
-  if (w.family == AF_INET6)
-    return fmt::format("[{}]:{}", text, unsigned(ntohs(w.port)));
-  return fmt::format("{}:{}", text, unsigned(ntohs(w.port)));
-}
-
-Clock::time_point deadlineFromNow() {
-  return Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                            std::chrono::duration<double>(
-                                bootstrapTimeoutSeconds()));
-}
-
-int remainingMs(Clock::time_point deadline) {
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                  deadline - Clock::now())
-                  .count();
-  return left < 0 ? 0 : int(left > 1000000 ? 1000000 : left);
-}
-
-Status setNonBlocking(int fd) {
-  int flags = fcntl(fd, F_GETFL, 0);
-  if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)
-    return errnoStatus("fcntl(O_NONBLOCK)");
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  return Status::ok();
-}
-
-/// Waits for `events` on `fd` until the deadline.
-Status waitFd(int fd, short events, Clock::time_point deadline,
-              const char *what) {
-  for (;;) {
-    pollfd p{fd, events, 0};
-    int ms = remainingMs(deadline);
-    int r = poll(&p, 1, ms);
-    if (r > 0)
-      return Status::ok();
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r < 0)
-      return errnoStatus("poll");
-    return Status(Code::Timeout,
-                  fmt::format("bootstrap timed out {} (after {:.0f} s; raise "
-                              "MSCCLC_BOOTSTRAP_TIMEOUT?)",
-                              what, bootstrapTimeoutSeconds()));
-  }
-}
-
-Status sendAll(int fd, const void *data, size_t size,
-               Clock::time_point deadline, const char *what) {
-  auto *p = static_cast<const char *>(data);
-  while (size > 0) {
-    ssize_t n = ::send(fd, p, size, MSG_NOSIGNAL);
-    if (n > 0) {
-      p += n;
-      size -= size_t(n);
-      continue;
-    }
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      MSCCLC_TRY(waitFd(fd, POLLOUT, deadline, what));
-      continue;
-    }
-    return errnoStatus(fmt::format("send {}", what).c_str());
-  }
-  return Status::ok();
-}
-
-Status recvAll(int fd, void *data, size_t size, Clock::time_point deadline,
-               const char *what) {
-  auto *p = static_cast<char *>(data);
-  while (size > 0) {
-    ssize_t n = ::recv(fd, p, size, 0);
-    if (n > 0) {
-      p += n;
-      size -= size_t(n);
-      continue;
-    }
-    if (n == 0)
-      return systemError(fmt::format("connection closed by peer {}", what));
-    if (errno == EINTR)
-      continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      MSCCLC_TRY(waitFd(fd, POLLIN, deadline, what));
-      continue;
-    }
-    return errnoStatus(fmt::format("recv {}", what).c_str());
-  }
-  return Status::ok();
+Deadline deadlineFromNow() {
+  return Deadline::in(bootstrapTimeoutSeconds(), "bootstrap",
+                      "MSCCLC_BOOTSTRAP_TIMEOUT");
 }
 
 /// Sends `sbuf` on `sfd` while receiving `rbuf` on `rfd`, so a ring of
@@ -200,7 +48,7 @@ Status recvAll(int fd, void *data, size_t size, Clock::time_point deadline,
 /// Sends to the next rank of the ring while receiving from the previous
 /// one; errors name the rank whose connection failed.
 Status sendRecv(int sfd, const void *sbuf, size_t ssize, int rfd, void *rbuf,
-                size_t rsize, Clock::time_point deadline, int nextRank,
+                size_t rsize, const Deadline &deadline, int nextRank,
                 int prevRank) {
   auto *sp = static_cast<const char *>(sbuf);
   auto *rp = static_cast<char *>(rbuf);
@@ -211,7 +59,7 @@ Status sendRecv(int sfd, const void *sbuf, size_t ssize, int rfd, void *rbuf,
       fds[n++] = {sfd, POLLOUT, 0};
     if (rsize > 0)
       fds[n++] = {rfd, POLLIN, 0};
-    int r = poll(fds, nfds_t(n), remainingMs(deadline));
+    int r = poll(fds, nfds_t(n), deadline.remainingMs());
     if (r < 0 && errno == EINTR)
       continue;
     if (r < 0)
@@ -258,178 +106,14 @@ Status sendRecv(int sfd, const void *sbuf, size_t ssize, int rfd, void *rbuf,
   return Status::ok();
 }
 
-Status listenOn(const WireAddr &addr, Fd *out, WireAddr *bound) {
-  sockaddr_storage ss;
-  socklen_t len = toSockaddr(addr, &ss);
-  Fd fd(::socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (fd.get() < 0)
-    return errnoStatus("socket");
-  int one = 1;
-  setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  if (::bind(fd.get(), reinterpret_cast<sockaddr *>(&ss), len) < 0)
-    return errnoStatus(fmt::format("bind {}", describe(addr)).c_str());
-  if (::listen(fd.get(), 1024) < 0)
-    return errnoStatus("listen");
-  sockaddr_storage got;
-  socklen_t gotLen = sizeof(got);
-  if (getsockname(fd.get(), reinterpret_cast<sockaddr *>(&got), &gotLen) < 0)
-    return errnoStatus("getsockname");
-  *bound = fromSockaddr(reinterpret_cast<sockaddr *>(&got));
-  MSCCLC_TRY(setNonBlocking(fd.get()));
-  *out = std::move(fd);
-  return Status::ok();
-}
-
-/// Connects, retrying while the listener is not up yet.
-Status connectTo(const WireAddr &addr, Clock::time_point deadline, Fd *out) {
-  sockaddr_storage ss;
-  socklen_t len = toSockaddr(addr, &ss);
-  int delayMs = 1;
-  for (;;) {
-    Fd fd(::socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    if (fd.get() < 0)
-      return errnoStatus("socket");
-    if (::connect(fd.get(), reinterpret_cast<sockaddr *>(&ss), len) == 0) {
-      MSCCLC_TRY(setNonBlocking(fd.get()));
-      *out = std::move(fd);
-      return Status::ok();
-    }
-    if (errno != ECONNREFUSED && errno != ETIMEDOUT && errno != EINTR &&
-        errno != ENETUNREACH && errno != EAGAIN)
-      return errnoStatus(fmt::format("connect {}", describe(addr)).c_str());
-    if (remainingMs(deadline) == 0)
-      return Status(
-          Code::Timeout,
-          fmt::format("bootstrap: nobody listens at {} after {:.0f} s "
-                      "(is the root up? MSCCLC_BOOTSTRAP_TIMEOUT)",
-                      describe(addr), bootstrapTimeoutSeconds()));
-    std::this_thread::sleep_for(std::chrono::milliseconds(delayMs));
-    delayMs = delayMs < 100 ? delayMs * 2 : 100;
-  }
-}
-
-/// The peer of a connected socket, for logs.
-std::string peerOf(int fd) {
-  sockaddr_storage ss;
-  socklen_t len = sizeof(ss);
-  if (getpeername(fd, reinterpret_cast<sockaddr *>(&ss), &len) < 0)
-    return "an unknown peer";
-  return describe(fromSockaddr(reinterpret_cast<sockaddr *>(&ss)));
-}
-
-/// Connections whose opening frame has not all come yet: at most this
-/// many at once (a flood of connections costs bounded memory; the oldest
-/// makes room for a new one).
-constexpr size_t kMaxPendingConnections = 64;
-
-/// What to do with a connection's complete opening frame: keep the
-/// connection (move it out of `conn`) or leave it to be closed; set *done
-/// when nothing more is awaited. An error ends the wait.
-using FrameHandler = std::function<Status(
-    Fd &conn, const char *frame, const std::string &peer, bool *done)>;
-
-struct PendingConn {
-  Fd fd;
-  std::string peer;
-  Clock::time_point due;
-  size_t got = 0;
-  char frame[sizeof(Hello)];
-};
-
-/// Takes connections on `listener` and reads the `frameBytes`-byte frame
-/// each opens with, from many connections at once, until `onFrame` says
-/// done or the deadline passes. A peer that sends less, or nothing, is
-/// dropped after a few seconds of its own (at most 10) without holding up
-/// the others; one that closes early, at once. Only `frameBytes` bytes are
-/// read from anyone: whatever else a peer sends is never buffered.
-Status serveFirstFrames(int listener, size_t frameBytes,
-                        Clock::time_point deadline, const char *who,
-                        const char *what, const FrameHandler &onFrame) {
-  auto perPeer = std::chrono::duration_cast<Clock::duration>(
-      std::chrono::duration<double>(std::min(10.0, bootstrapTimeoutSeconds())));
-  std::deque<PendingConn> pending;
-  auto drop = [&](size_t i, const std::string &why) {
-    MSCCLC_LOG(Warn,
-               "{}: dropped a connection from {}: {} after {} of the {} "
-               "bytes of a hello",
-               who, pending[i].peer, why, pending[i].got, frameBytes);
-    pending.erase(pending.begin() + std::ptrdiff_t(i));
-  };
-  bool done = false;
-  while (!done) {
-    Clock::time_point now = Clock::now();
-    for (size_t i = pending.size(); i-- > 0;)
-      if (pending[i].due <= now)
-        drop(i, "it went silent");
-    if (remainingMs(deadline) == 0)
-      return Status(Code::Timeout,
-                    fmt::format("bootstrap timed out {} (after {:.0f} s; "
-                                "raise MSCCLC_BOOTSTRAP_TIMEOUT?)",
-                                what, bootstrapTimeoutSeconds()));
-    Clock::time_point wake = deadline;
-    std::vector<pollfd> fds{{listener, POLLIN, 0}};
-    for (PendingConn &p : pending) {
-      fds.push_back({p.fd.get(), POLLIN, 0});
-      wake = std::min(wake, p.due);
-    }
-    int r = poll(fds.data(), nfds_t(fds.size()), remainingMs(wake) + 1);
-    if (r < 0 && errno != EINTR)
-      return errnoStatus("poll");
-    if (r <= 0)
-      continue;
-    // Frames first (fds[i + 1] is pending[i]'s), from the back, so that
-    // erasing keeps the indices still to come right.
-    for (size_t i = pending.size(); i-- > 0 && !done;) {
-      if (!fds[i + 1].revents)
-        continue;
-      PendingConn &p = pending[i];
-      ssize_t n = ::recv(p.fd.get(), p.frame + p.got, frameBytes - p.got, 0);
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
-        continue;
-      if (n <= 0) {
-        drop(i, n == 0 ? "it closed the connection" : strerror(errno));
-        continue;
-      }
-      p.got += size_t(n);
-      if (p.got < frameBytes)
-        continue;
-      PendingConn whole = std::move(p);
-      pending.erase(pending.begin() + std::ptrdiff_t(i));
-      MSCCLC_TRY(onFrame(whole.fd, whole.frame, whole.peer, &done));
-    }
-    // One new connection per round: the frames that came in meanwhile are
-    // read between two accepts, so a flood of connections cannot push a
-    // rank's out before its hello is read.
-    if (!done && fds[0].revents) {
-      int fd = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
-      if (fd < 0) {
-        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
-            errno != ECONNABORTED)
-          return errnoStatus("accept");
-        continue;
-      }
-      PendingConn p;
-      p.fd = Fd(fd);
-      MSCCLC_TRY(setNonBlocking(fd));
-      p.peer = peerOf(fd);
-      p.due = Clock::now() + perPeer;
-      if (pending.size() == kMaxPendingConnections)
-        drop(0, fmt::format("{} newer connections came", pending.size()));
-      pending.push_back(std::move(p));
-    }
-  }
-  return Status::ok();
-}
-
 /// The root: collects one Hello per rank, answers with all addresses.
 Status serveRoot(Fd listener, uint64_t nonce,
                  const std::array<uint8_t, kSecretBytes> &secret) {
   // Longer than the ranks' deadline: a waiting rank reports the time-out
   // itself instead of seeing the root hang up.
-  Clock::time_point deadline =
-      deadlineFromNow() + std::chrono::duration_cast<Clock::duration>(
-                              std::chrono::duration<double>(
-                                  bootstrapTimeoutSeconds()));
+  Deadline deadline = deadlineFromNow();
+  deadline.at += std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(bootstrapTimeoutSeconds()));
   RootRoster roster(nonce, secret.data());
   std::vector<Fd> conns;
   MSCCLC_TRY(serveFirstFrames(
@@ -660,7 +344,7 @@ Status Bootstrap::create(const UniqueId &id, int rank, int nranks,
   if (nranks < 1 || rank < 0 || rank >= nranks)
     return invalidArgument(
         fmt::format("rank {} out of range for {} ranks", rank, nranks));
-  Clock::time_point deadline = deadlineFromNow();
+  Deadline deadline = deadlineFromNow();
 
   if ((l.flags & kFlagRank0HostsRoot) && rank == 0) {
     Fd listener;
@@ -672,6 +356,8 @@ Status Bootstrap::create(const UniqueId &id, int rank, int nranks,
 
   std::unique_ptr<Bootstrap> b(new Bootstrap(rank, nranks));
   b->nonce_ = l.nonce;
+  static_assert(sizeof(b->secret_) == kSecretBytes);
+  memcpy(b->secret_.data(), l.secret, kSecretBytes);
 
   Fd root;
   MSCCLC_TRY(connectTo(l.root, deadline, &root));
@@ -680,6 +366,7 @@ Status Bootstrap::create(const UniqueId &id, int rank, int nranks,
   Fd listener;
   WireAddr bound;
   MSCCLC_TRY(listenOn(mine, &listener, &bound));
+  b->listenAddr_ = std::make_unique<WireAddr>(mine);
 
   Hello hello{kMagic, uint32_t(rank), l.nonce, uint32_t(nranks), bound, {}};
   memcpy(hello.secret, l.secret, kSecretBytes);
@@ -725,6 +412,10 @@ Status Bootstrap::create(const UniqueId &id, int rank, int nranks,
   return Status::ok();
 }
 
+Bootstrap::Bootstrap(int rank, int nranks) : rank_(rank), nranks_(nranks) {}
+
+const wire::WireAddr &Bootstrap::listenAddress() const { return *listenAddr_; }
+
 Bootstrap::~Bootstrap() {
   if (next_ >= 0)
     ::close(next_);
@@ -735,7 +426,7 @@ Bootstrap::~Bootstrap() {
 Status Bootstrap::allGather(void *data, size_t bytesPerRank) {
   if (nranks_ == 1 || bytesPerRank == 0)
     return Status::ok();
-  Clock::time_point deadline = deadlineFromNow();
+  Deadline deadline = deadlineFromNow();
   auto *base = static_cast<char *>(data);
   for (int step = 0; step < nranks_ - 1; ++step) {
     int sendIdx = (rank_ - step + nranks_) % nranks_;

@@ -29,6 +29,7 @@
 
 #include "mscclc/runtime/Status.h"
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -36,6 +37,9 @@
 #include <vector>
 
 namespace mscclc::rt {
+namespace wire {
+struct WireAddr;
+} // namespace wire
 
 constexpr size_t kUniqueIdBytes = 128;
 
@@ -75,13 +79,23 @@ public:
   Status allGather(void *data, size_t bytesPerRank);
   Status barrier();
 
+  /// The communicator's secret and nonce: other connections among its
+  /// ranks (the TCP transport's) open with them too (BootstrapWire.h).
+  const uint8_t *secret() const { return secret_.data(); }
+  uint64_t nonce() const { return nonce_; }
+  /// The address (port 0) this rank listens on for the ring: where its
+  /// other listeners go, on the same interface.
+  const wire::WireAddr &listenAddress() const;
+
 private:
-  Bootstrap(int rank, int nranks) : rank_(rank), nranks_(nranks) {}
+  Bootstrap(int rank, int nranks);
   int rank_;
   int nranks_;
   int next_ = -1; ///< Socket to rank+1.
   int prev_ = -1; ///< Socket from rank-1.
   uint64_t nonce_ = 0;
+  std::array<uint8_t, 32> secret_{};
+  std::unique_ptr<wire::WireAddr> listenAddr_;
 };
 
 } // namespace mscclc::rt

@@ -1,0 +1,116 @@
+//===- Socket.h - TCP sockets with deadlines ------------------*- C++ -*-===//
+//
+// The socket layer the bootstrap (Bootstrap.h) and the TCP transport
+// (TcpTransport.h) share: owned descriptors, listen/connect/accept and full
+// sends and receives, every wait bounded by a Deadline. Sockets are
+// non-blocking; a wait polls until the deadline, so a peer that stops
+// answering turns into a Timeout naming what was awaited and the variable
+// that sets the budget, and a closed or reset connection into an error.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MSCCLC_RUNTIME_SOCKET_H
+#define MSCCLC_RUNTIME_SOCKET_H
+
+#include "mscclc/runtime/BootstrapWire.h"
+#include "mscclc/runtime/Status.h"
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <sys/socket.h>
+
+namespace mscclc::rt::net {
+
+using Clock = std::chrono::steady_clock;
+using wire::WireAddr;
+
+/// An owned socket descriptor.
+class Fd {
+public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(Fd &&o) noexcept : fd_(o.release()) {}
+  Fd &operator=(Fd &&o) noexcept {
+    reset(o.release());
+    return *this;
+  }
+  ~Fd() { reset(); }
+  int get() const { return fd_; }
+  int release() {
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+  void reset(int fd = -1);
+
+private:
+  int fd_ = -1;
+};
+
+/// When a wait must end, and what to say when it does: "<who> timed out
+/// <what> (after <seconds> s; raise <knob>?)".
+struct Deadline {
+  Clock::time_point at;
+  double seconds = 0; ///< the budget it was made from
+  const char *who = "";
+  const char *knob = "";
+
+  static Deadline in(double seconds, const char *who, const char *knob);
+  /// Milliseconds left, 0 once passed (for poll).
+  int remainingMs() const;
+  Status timeout(const std::string &what) const;
+};
+
+/// "<what>: <strerror(errno)>" as a SystemError.
+Status errnoStatus(const std::string &what);
+
+socklen_t toSockaddr(const WireAddr &w, sockaddr_storage *ss);
+WireAddr fromSockaddr(const sockaddr *sa);
+/// "1.2.3.4:5" or "[::1]:5".
+std::string describe(const WireAddr &w);
+/// The peer of a connected socket, for logs.
+std::string peerOf(int fd);
+
+/// O_NONBLOCK and TCP_NODELAY.
+Status setNonBlocking(int fd);
+
+/// Waits for `events` on `fd` until the deadline.
+Status waitFd(int fd, short events, const Deadline &deadline,
+              const std::string &what);
+/// Sends all `size` bytes (MSG_NOSIGNAL: a closed peer is an error, not
+/// SIGPIPE).
+Status sendAll(int fd, const void *data, size_t size, const Deadline &deadline,
+               const std::string &what);
+/// Receives exactly `size` bytes; the peer closing first is an error.
+Status recvAll(int fd, void *data, size_t size, const Deadline &deadline,
+               const std::string &what);
+
+/// A non-blocking listener on `addr` (port 0: any); *bound is its address.
+Status listenOn(const WireAddr &addr, Fd *out, WireAddr *bound);
+/// Connects, retrying while the listener is not up yet.
+Status connectTo(const WireAddr &addr, const Deadline &deadline, Fd *out);
+
+/// The most bytes an opening frame served by serveFirstFrames may have.
+constexpr size_t kMaxFirstFrameBytes = 128;
+
+/// What to do with a connection's complete opening frame: keep the
+/// connection (move it out of `conn`) or leave it to be closed; set *done
+/// when nothing more is awaited. An error ends the wait.
+using FrameHandler = std::function<Status(
+    Fd &conn, const char *frame, const std::string &peer, bool *done)>;
+
+/// Takes connections on `listener` and reads the `frameBytes`-byte frame
+/// each opens with, from many connections at once, until `onFrame` says
+/// done or the deadline passes. A peer that sends less, or nothing, is
+/// dropped after a few seconds of its own (at most 10) without holding up
+/// the others; one that closes early, at once. Only `frameBytes` bytes are
+/// read from anyone: whatever else a peer sends is never buffered.
+Status serveFirstFrames(int listener, size_t frameBytes,
+                        const Deadline &deadline, const char *who,
+                        const char *what, const FrameHandler &onFrame);
+
+} // namespace mscclc::rt::net
+
+#endif // MSCCLC_RUNTIME_SOCKET_H
