@@ -75,6 +75,50 @@ std::string ProxyFifo::takeError() {
   return e;
 }
 
+Status CopyEngineTransport::put(uint32_t srcBuffer, uint64_t srcOffset,
+                                uint32_t dstBuffer, uint64_t dstOffset,
+                                uint64_t size) {
+  ProxyChannel *ch = ch_;
+  if (srcBuffer > 2 || dstBuffer > 2 || !ch->src[srcBuffer] ||
+      !ch->dst[dstBuffer])
+    return invalidArgument(
+        fmt::format("port channel {} put names buffer {} -> {}, which is not "
+                    "mapped",
+                    ch->planIndex, srcBuffer, dstBuffer));
+  if (srcOffset + size > ch->srcExtent[srcBuffer] ||
+      dstOffset + size > ch->dstExtent[dstBuffer])
+    return invalidArgument(
+        fmt::format("port channel {} put of {} bytes at {} -> {} runs past a "
+                    "buffer",
+                    ch->planIndex, static_cast<unsigned long long>(size),
+                    static_cast<unsigned long long>(srcOffset),
+                    static_cast<unsigned long long>(dstOffset)));
+  if (size > 0)
+    MSCCLC_CUDA_CHECK(
+        cudaMemcpyAsync(static_cast<char *>(ch->dst[dstBuffer]) + dstOffset,
+                        static_cast<char *>(ch->src[srcBuffer]) + srcOffset,
+                        size, cudaMemcpyDefault, ch->stream));
+  return Status::ok();
+}
+
+Status CopyEngineTransport::signal() {
+  ProxyChannel *ch = ch_;
+  if (!ch->peerSemaphore)
+    return invalidArgument(fmt::format(
+        "port channel {} signals, but the peer has no reverse channel",
+        ch->planIndex));
+  uint64_t value = ++*ch->counter;
+  MSCCLC_CUDA_CHECK(api_->streamWriteValue64(
+      ch->stream, reinterpret_cast<CUdeviceptr>(ch->peerSemaphore), value,
+      CU_STREAM_WRITE_VALUE_DEFAULT));
+  return Status::ok();
+}
+
+Status CopyEngineTransport::flush() {
+  MSCCLC_CUDA_CHECK(cudaStreamSynchronize(ch_->stream));
+  return Status::ok();
+}
+
 Status ProxyFifo::handle(const Trigger &t, const DriverApi *api) {
   if (t.proxyId >= channels_.size())
     return invalidArgument(fmt::format("trigger names proxy id {} of {}",
@@ -85,39 +129,16 @@ Status ProxyFifo::handle(const Trigger &t, const DriverApi *api) {
         fmt::format("trigger names proxy id {}, which has no "
                     "channel",
                     t.proxyId));
-  if (t.type & kTriggerPut) {
-    if (t.srcBuffer > 2 || t.dstBuffer > 2 || !ch->src[t.srcBuffer] ||
-        !ch->dst[t.dstBuffer])
-      return invalidArgument(
-          fmt::format("port channel {} put names buffer {} -> {}, which is not "
-                      "mapped",
-                      ch->planIndex, t.srcBuffer, t.dstBuffer));
-    if (t.srcOffset + t.size > ch->srcExtent[t.srcBuffer] ||
-        t.dstOffset + t.size > ch->dstExtent[t.dstBuffer])
-      return invalidArgument(
-          fmt::format("port channel {} put of {} bytes at {} -> {} runs past a "
-                      "buffer",
-                      ch->planIndex, static_cast<unsigned long long>(t.size),
-                      static_cast<unsigned long long>(t.srcOffset),
-                      static_cast<unsigned long long>(t.dstOffset)));
-    if (t.size > 0)
-      MSCCLC_CUDA_CHECK(cudaMemcpyAsync(
-          static_cast<char *>(ch->dst[t.dstBuffer]) + t.dstOffset,
-          static_cast<char *>(ch->src[t.srcBuffer]) + t.srcOffset, t.size,
-          cudaMemcpyDefault, ch->stream));
-  }
-  if (t.type & kTriggerSignal) {
-    if (!ch->peerSemaphore)
-      return invalidArgument(fmt::format(
-          "port channel {} signals, but the peer has no reverse channel",
-          ch->planIndex));
-    uint64_t value = ++*ch->counter;
-    MSCCLC_CUDA_CHECK(api->streamWriteValue64(
-        ch->stream, reinterpret_cast<CUdeviceptr>(ch->peerSemaphore), value,
-        CU_STREAM_WRITE_VALUE_DEFAULT));
-  }
+  CopyEngineTransport copyEngine(ch, api);
+  Transport &link = ch->transport ? *ch->transport : copyEngine;
+  MSCCLC_TRY(link.asyncError());
+  if (t.type & kTriggerPut)
+    MSCCLC_TRY(
+        link.put(t.srcBuffer, t.srcOffset, t.dstBuffer, t.dstOffset, t.size));
+  if (t.type & kTriggerSignal)
+    MSCCLC_TRY(link.signal());
   if (t.type & kTriggerFlush)
-    MSCCLC_CUDA_CHECK(cudaStreamSynchronize(ch->stream));
+    MSCCLC_TRY(link.flush());
   return Status::ok();
 }
 
@@ -180,8 +201,8 @@ void Proxy::waitForPass() const {
 }
 
 Status Proxy::drain(ProxyFifo *fifo, uint64_t count, double seconds) {
-  auto deadline = std::chrono::steady_clock::now() +
-                  std::chrono::duration<double>(seconds);
+  auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   while (fifo->consumed() < count) {
     if (std::chrono::steady_clock::now() > deadline)
       return Status(

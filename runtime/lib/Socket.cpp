@@ -35,9 +35,9 @@ Deadline Deadline::in(double seconds, const char *who, const char *knob) {
 
 namespace {
 int msUntil(Clock::time_point at) {
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                  at - Clock::now())
-                  .count();
+  auto left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(at - Clock::now())
+          .count();
   return left < 0 ? 0 : int(left > 1000000 ? 1000000 : left);
 }
 } // namespace
@@ -321,6 +321,5 @@ Status serveFirstFrames(int listener, size_t frameBytes,
   }
   return Status::ok();
 }
-
 
 } // namespace mscclc::rt::net

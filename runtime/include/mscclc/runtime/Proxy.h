@@ -20,6 +20,7 @@
 #define MSCCLC_RUNTIME_PROXY_H
 
 #include "mscclc/runtime/Cuda.h"
+#include "mscclc/runtime/Transport.h"
 
 #include "mscclc/device/KernelArgs.h"
 
@@ -79,14 +80,36 @@ private:
 /// What the proxy needs for one port channel of one buffer context.
 struct ProxyChannel {
   cudaStream_t stream = nullptr;
-  void *src[3] = {};        ///< our input, output, scratch
+  void *src[3] = {}; ///< our input, output, scratch
   uint64_t srcExtent[3] = {};
-  void *dst[3] = {};        ///< the peer's input, output, scratch
+  void *dst[3] = {}; ///< the peer's input, output, scratch
   uint64_t dstExtent[3] = {};
   uint64_t *peerSemaphore = nullptr;
   uint64_t *counter = nullptr; ///< signals sent on this plan channel
   int peer = -1;
   int planIndex = 0;
+  /// Null: the copy engine over the pointers above. Else the link that
+  /// carries this channel's triggers (not owned).
+  Transport *transport = nullptr;
+};
+
+/// A port channel's puts as copies on its stream and its signals as
+/// stream memory writes into the peer's semaphore (the header above).
+class CopyEngineTransport final : public Transport {
+public:
+  CopyEngineTransport(ProxyChannel *channel, const DriverApi *api)
+      : ch_(channel), api_(api) {}
+  TransportKind kind() const override { return TransportKind::CopyEngine; }
+  Status put(uint32_t srcBuffer, uint64_t srcOffset, uint32_t dstBuffer,
+             uint64_t dstOffset, uint64_t size) override;
+  Status signal() override;
+  Status flush() override;
+  /// Stream errors surface from the calls themselves.
+  Status asyncError() override { return Status::ok(); }
+
+private:
+  ProxyChannel *ch_;
+  const DriverApi *api_;
 };
 
 /// One executor's FIFO as the proxy serves it.

@@ -98,8 +98,8 @@ constexpr size_t kMaxFirstFrameBytes = 128;
 /// What to do with a connection's complete opening frame: keep the
 /// connection (move it out of `conn`) or leave it to be closed; set *done
 /// when nothing more is awaited. An error ends the wait.
-using FrameHandler = std::function<Status(
-    Fd &conn, const char *frame, const std::string &peer, bool *done)>;
+using FrameHandler = std::function<Status(Fd &conn, const char *frame,
+                                          const std::string &peer, bool *done)>;
 
 /// Takes connections on `listener` and reads the `frameBytes`-byte frame
 /// each opens with, from many connections at once, until `onFrame` says

@@ -1,0 +1,60 @@
+//===- Transport.h - How a port channel reaches its peer ------*- C++ -*-===//
+//
+// The proxy (Proxy.h) moves a port channel's puts, signals and flushes
+// through a Transport, one per channel, chosen per peer:
+//   - the copy engine inside a host (CopyEngineTransport, Proxy.h): CUDA
+//     copies and stream memory writes between mapped buffers;
+//   - TCP sockets across hosts (TcpTransport.h);
+//   - IB verbs: not built yet.
+// Calls on one Transport come from one thread, in the FIFO's order.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MSCCLC_RUNTIME_TRANSPORT_H
+#define MSCCLC_RUNTIME_TRANSPORT_H
+
+#include "mscclc/runtime/Status.h"
+
+#include <cstdint>
+
+namespace mscclc::rt {
+
+enum class TransportKind { CopyEngine, Tcp };
+
+/// "copy engine", "tcp" (for logs).
+const char *transportName(TransportKind kind);
+
+/// The transport for a peer, from MSCCLC_TRANSPORT:
+///   unset, "" or "auto": the copy engine when the peer is on this host,
+///                        else TCP;
+///   "tcp":               TCP, even on one host;
+///   "ib":                IB verbs are not built yet: TCP, said in the log;
+///   anything else:       an error naming the variable and the choices.
+Status chooseTransport(bool peerOnSameHost, TransportKind *out);
+
+/// One port channel's link to its peer. Buffers are named as in a trigger
+/// (docs/kernel-abi.md): 0 input, 1 output, 2 scratch.
+class Transport {
+public:
+  virtual ~Transport() = default;
+  virtual TransportKind kind() const = 0;
+
+  /// Queues `size` bytes at `srcOffset` of our buffer `srcBuffer` for
+  /// `dstOffset` of the peer's buffer `dstBuffer`; does not wait for them.
+  virtual Status put(uint32_t srcBuffer, uint64_t srcOffset, uint32_t dstBuffer,
+                     uint64_t dstOffset, uint64_t size) = 0;
+  /// Raises the peer's semaphore for this channel to its next value; the
+  /// peer sees the new value only after every put queued before it on this
+  /// channel has landed.
+  virtual Status signal() = 0;
+  /// Returns once the sources of every put queued before it may be
+  /// overwritten (the copy engine: once they landed).
+  virtual Status flush() = 0;
+  /// The first error met in the background (a closed connection, a
+  /// time-out, a write the peer refused); ok while there is none.
+  virtual Status asyncError() = 0;
+};
+
+} // namespace mscclc::rt
+
+#endif // MSCCLC_RUNTIME_TRANSPORT_H

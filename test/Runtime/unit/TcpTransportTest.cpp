@@ -1,0 +1,378 @@
+//===- TcpTransportTest.cpp - Port channels over loopback TCP -------------===//
+//
+// Two forked ranks over 127.0.0.1: puts, signals and flushes of sizes around
+// the slice, content checked; a peer killed mid-transfer and a stopped peer
+// turn into errors naming it; a write outside a window is refused. Plus the
+// transport choice and the frame checks on plain values.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mscclc/runtime/TcpTransport.h"
+#include "mscclc/runtime/Bootstrap.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+using namespace mscclc::rt;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr uint64_t kSlice = 64 * 1024;
+constexpr uint32_t kWindow = 7;
+constexpr uint32_t kSemaphore = 3;
+
+unsigned char pattern(size_t round, size_t k) {
+  return (unsigned char)(round * 131 + k * 7 + (k >> 13));
+}
+
+/// A child's failure: said on stderr, exit code 1.
+int failed(int rank, const std::string &why) {
+  fprintf(stderr, "rank %d: %s\n", rank, why.c_str());
+  return 1;
+}
+
+struct Rank {
+  std::unique_ptr<Bootstrap> bootstrap;
+  std::unique_ptr<TcpNetwork> net;
+};
+
+Status join(const UniqueId &id, int rank, double timeout, Rank *out) {
+  MSCCLC_TRY(Bootstrap::create(id, rank, 2, &out->bootstrap));
+  TcpOptions o;
+  o.sliceBytes = kSlice;
+  o.timeoutSeconds = timeout;
+  return TcpNetwork::connect(*out->bootstrap, {1 - rank}, o, &out->net);
+}
+
+/// Rank 0 and rank 1 in two processes; true when both exit 0 within 20 s.
+/// `stopped1`: rank 1 may be stopped; it is killed once rank 0 is done.
+/// `killed1`: rank 1 kills itself (SIGKILL).
+bool runPair(const std::function<int(int, const UniqueId &)> &body,
+             bool stopped1 = false, bool killed1 = false) {
+  UniqueId id;
+  if (!createUniqueId(&id).isOk())
+    return false;
+  pid_t kids[2];
+  for (int r = 0; r < 2; ++r) {
+    kids[r] = fork();
+    if (kids[r] == 0)
+      _exit(body(r, id));
+  }
+  int codes[2] = {-1, -1};
+  auto deadline = Clock::now() + std::chrono::seconds(20);
+  for (int left = 2; left > 0;) {
+    for (int r = 0; r < 2; ++r) {
+      int st = 0;
+      if (codes[r] == -1 && waitpid(kids[r], &st, WNOHANG) == kids[r]) {
+        codes[r] = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        --left;
+        if (r == 0 && stopped1 && codes[1] == -1)
+          kill(kids[1], SIGKILL);
+      }
+    }
+    if (Clock::now() > deadline) {
+      for (int r = 0; r < 2; ++r)
+        if (codes[r] == -1) {
+          kill(kids[r], SIGKILL);
+          waitpid(kids[r], nullptr, 0);
+        }
+      ADD_FAILURE() << "a rank hung";
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (stopped1 || (killed1 && codes[1] == 128 + SIGKILL))
+    codes[1] = 0; // killed on purpose
+  EXPECT_EQ(codes[0], 0);
+  EXPECT_EQ(codes[1], 0);
+  return codes[0] == 0 && codes[1] == 0;
+}
+
+/// Rank 0 puts into rank 1's window until an error comes (or 10 s pass).
+Status putUntilError(Transport &t) {
+  auto deadline = Clock::now() + std::chrono::seconds(10);
+  while (Clock::now() < deadline) {
+    MSCCLC_TRY(t.put(0, 0, 0, 0, 64ull << 20));
+    MSCCLC_TRY(t.signal());
+    MSCCLC_TRY(t.flush());
+    MSCCLC_TRY(t.asyncError());
+  }
+  return Status::ok();
+}
+
+class TcpTransportTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    setenv("MSCCLC_BOOTSTRAP_ADDR", "127.0.0.1", 1);
+    setenv("MSCCLC_BOOTSTRAP_TIMEOUT", "10", 1);
+  }
+};
+
+} // namespace
+
+TEST_F(TcpTransportTest, PutsSignalsFlushesAroundTheSlice) {
+  const std::vector<uint64_t> sizes = {1, kSlice - 1, kSlice + 1,
+                                       kSlice * 7 / 2, 8ull << 20};
+  uint64_t total = 0;
+  for (uint64_t s : sizes)
+    total += s + 5; // 5 untouched bytes after each
+  EXPECT_TRUE(runPair([&](int rank, const UniqueId &id) {
+    Rank me;
+    Status s = join(id, rank, 10, &me);
+    if (!s.isOk())
+      return failed(rank, s.message());
+    std::vector<unsigned char> window(total, 0xee);
+    uint64_t semaphore = 0;
+    if (rank == 1) {
+      s = me.net->registerWindow(kWindow, window.data(), window.size());
+      if (s.isOk())
+        s = me.net->registerSemaphore(kSemaphore, &semaphore);
+    }
+    if (s.isOk())
+      s = me.bootstrap->barrier();
+    if (!s.isOk())
+      return failed(rank, s.message());
+    if (rank == 0) {
+      std::vector<unsigned char> src((8ull << 20) + 3);
+      TcpChannelSpec spec;
+      spec.src[1] = src.data();
+      spec.srcExtent[1] = src.size();
+      spec.dstWindow[2] = kWindow;
+      spec.semaphoreId = kSemaphore;
+      std::unique_ptr<Transport> t;
+      s = me.net->channel(1, spec, &t);
+      uint64_t at = 0;
+      for (size_t i = 0; i < sizes.size() && s.isOk(); ++i) {
+        for (size_t k = 0; k < sizes[i]; ++k)
+          src[3 + k] = pattern(i, k);
+        s = t->put(1, 3, 2, at, sizes[i]);
+        if (s.isOk())
+          s = t->signal();
+        if (s.isOk())
+          s = t->flush(); // the source is rewritten next round
+        at += sizes[i] + 5;
+      }
+      if (!s.isOk())
+        return failed(rank, s.message());
+    } else {
+      uint64_t at = 0;
+      for (size_t i = 0; i < sizes.size(); ++i) {
+        auto deadline = Clock::now() + std::chrono::seconds(10);
+        while (__atomic_load_n(&semaphore, __ATOMIC_ACQUIRE) < i + 1) {
+          if (Clock::now() > deadline)
+            return failed(rank, fmt::format("no signal {}", i + 1));
+          if (Status e = me.net->peerError(0); !e.isOk())
+            return failed(rank, e.message());
+          std::this_thread::yield();
+        }
+        for (size_t k = 0; k < sizes[i]; ++k)
+          if (window[at + k] != pattern(i, k))
+            return failed(rank,
+                          fmt::format("size {}: byte {} wrong", sizes[i], k));
+        for (size_t k = 0; k < 5; ++k)
+          if (window[at + sizes[i] + k] != 0xee)
+            return failed(rank,
+                          fmt::format("size {}: wrote past it", sizes[i]));
+        at += sizes[i] + 5;
+      }
+    }
+    s = me.bootstrap->barrier();
+    return s.isOk() ? 0 : failed(rank, s.message());
+  }));
+}
+
+TEST_F(TcpTransportTest, PeerKilledMidTransferIsAnErrorNamingIt) {
+  EXPECT_TRUE(runPair(
+      [](int rank, const UniqueId &id) {
+        Rank me;
+        Status s = join(id, rank, 5, &me);
+        std::vector<unsigned char> buffer(64ull << 20);
+        if (s.isOk() && rank == 1)
+          s = me.net->registerWindow(kWindow, buffer.data(), buffer.size());
+        if (s.isOk())
+          s = me.bootstrap->barrier();
+        if (!s.isOk())
+          return failed(rank, s.message());
+        if (rank == 1) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(30));
+          raise(SIGKILL);
+        }
+        TcpChannelSpec spec;
+        spec.src[0] = buffer.data();
+        spec.srcExtent[0] = buffer.size();
+        spec.dstWindow[0] = kWindow;
+        std::unique_ptr<Transport> t;
+        if (!(s = me.net->channel(1, spec, &t)).isOk())
+          return failed(rank, s.message());
+        s = putUntilError(*t);
+        if (s.isOk())
+          return failed(rank, "no error after the peer died");
+        if (s.message().find("rank 1") == std::string::npos)
+          return failed(rank, "the error does not name rank 1: " + s.message());
+        return 0;
+      },
+      /*stopped1=*/false, /*killed1=*/true));
+}
+
+TEST_F(TcpTransportTest, StoppedPeerTimesOut) {
+  EXPECT_TRUE(runPair(
+      [](int rank, const UniqueId &id) {
+        Rank me;
+        Status s = join(id, rank, 1, &me);
+        std::vector<unsigned char> buffer(64ull << 20);
+        if (s.isOk() && rank == 1)
+          s = me.net->registerWindow(kWindow, buffer.data(), buffer.size());
+        if (s.isOk())
+          s = me.bootstrap->barrier();
+        if (!s.isOk())
+          return failed(rank, s.message());
+        if (rank == 1) {
+          raise(SIGSTOP); // killed by the parent once rank 0 is done
+          return failed(rank, "went on after SIGSTOP");
+        }
+        TcpChannelSpec spec;
+        spec.src[0] = buffer.data();
+        spec.srcExtent[0] = buffer.size();
+        spec.dstWindow[0] = kWindow;
+        std::unique_ptr<Transport> t;
+        if (!(s = me.net->channel(1, spec, &t)).isOk())
+          return failed(rank, s.message());
+        auto start = Clock::now();
+        s = putUntilError(*t);
+        if (s.code() != Code::Timeout)
+          return failed(rank, "expected a time-out, got: " +
+                                  (s.isOk() ? "none" : s.message()));
+        if (s.message().find("rank 1") == std::string::npos ||
+            s.message().find("MSCCLC_TRANSPORT_TIMEOUT") == std::string::npos)
+          return failed(rank, "unhelpful time-out: " + s.message());
+        if (Clock::now() - start > std::chrono::seconds(5))
+          return failed(rank, "the 1 s time-out took more than 5 s");
+        return 0;
+      },
+      /*stopped1=*/true));
+}
+
+TEST_F(TcpTransportTest, WriteOutsideTheWindowIsRefused) {
+  EXPECT_TRUE(runPair([](int rank, const UniqueId &id) {
+    Rank me;
+    Status s = join(id, rank, 5, &me);
+    std::vector<unsigned char> buffer(300, 0xab);
+    if (s.isOk() && rank == 1)
+      s = me.net->registerWindow(kWindow, buffer.data(), 100);
+    if (s.isOk())
+      s = me.bootstrap->barrier();
+    if (!s.isOk())
+      return failed(rank, s.message());
+    auto deadline = Clock::now() + std::chrono::seconds(5);
+    if (rank == 1) {
+      while ((s = me.net->peerError(0)).isOk()) {
+        if (Clock::now() > deadline)
+          return failed(rank, "the bad put was not refused");
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      if (s.message().find("out of bounds") == std::string::npos ||
+          s.message().find("rank 0") == std::string::npos)
+        return failed(rank, "unhelpful refusal: " + s.message());
+      for (unsigned char c : buffer)
+        if (c != 0xab)
+          return failed(rank, "the refused put wrote");
+      return 0;
+    }
+    std::vector<unsigned char> src(300, 0x11);
+    TcpChannelSpec spec;
+    spec.src[0] = src.data();
+    spec.srcExtent[0] = src.size();
+    spec.dstWindow[0] = kWindow;
+    std::unique_ptr<Transport> t;
+    if (!(s = me.net->channel(1, spec, &t)).isOk())
+      return failed(rank, s.message());
+    s = t->put(0, 0, 0, 50, 200); // 100..250 lies outside
+    if (!s.isOk())
+      return failed(rank, s.message());
+    // The receiver closes the refused stream: the sender hears of it, from
+    // the flush already or afterwards.
+    s = t->flush();
+    while (s.isOk()) {
+      if (Clock::now() > deadline)
+        return failed(rank, "the sender never heard of the refusal");
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      s = t->asyncError();
+    }
+    if (s.message().find("rank 1") == std::string::npos)
+      return failed(rank, "the error does not name rank 1: " + s.message());
+    return 0;
+  }));
+}
+
+TEST(TcpWire, FrameChecks) {
+  using namespace tcpwire;
+  FrameHeader h{kFrameMagic, kFrameData, 1, 0, 0, 100};
+  EXPECT_EQ(checkFrameHeader(h, 100), nullptr);
+  h.size = 101;
+  EXPECT_NE(checkFrameHeader(h, 100), nullptr); // more than a slice
+  h.size = 0;
+  EXPECT_NE(checkFrameHeader(h, 100), nullptr);
+  h = {kFrameMagic, 9, 1, 0, 0, 1};
+  EXPECT_NE(checkFrameHeader(h, 100), nullptr);
+  h = {kFrameMagic + 1, kFrameSignal, 1, 0, 0, 1};
+  EXPECT_NE(checkFrameHeader(h, 100), nullptr);
+  h = {kFrameMagic, kFrameSignal, 1, 0, 0, 5};
+  EXPECT_EQ(checkFrameHeader(h, 100), nullptr);
+
+  uint8_t secret[32] = {1, 2, 3};
+  PairHello p{kPairMagic, 1, 42, {}};
+  memcpy(p.secret, secret, 32);
+  EXPECT_EQ(checkPairHello(p, 42, secret, 2), nullptr);
+  EXPECT_NE(checkPairHello(p, 43, secret, 2), nullptr);
+  EXPECT_NE(checkPairHello(p, 42, secret, 1), nullptr);
+  p.secret[31] ^= 1;
+  EXPECT_STREQ(checkPairHello(p, 42, secret, 2), "wrong secret");
+}
+
+TEST(TransportChoice, EnvironmentVariable) {
+  TransportKind k;
+  unsetenv("MSCCLC_TRANSPORT");
+  ASSERT_TRUE(chooseTransport(true, &k).isOk());
+  EXPECT_EQ(k, TransportKind::CopyEngine);
+  ASSERT_TRUE(chooseTransport(false, &k).isOk());
+  EXPECT_EQ(k, TransportKind::Tcp);
+  setenv("MSCCLC_TRANSPORT", "tcp", 1);
+  ASSERT_TRUE(chooseTransport(true, &k).isOk());
+  EXPECT_EQ(k, TransportKind::Tcp);
+  setenv("MSCCLC_TRANSPORT", "ib", 1); // not built yet: TCP, logged
+  ASSERT_TRUE(chooseTransport(true, &k).isOk());
+  EXPECT_EQ(k, TransportKind::Tcp);
+  setenv("MSCCLC_TRANSPORT", "carrier-pigeon", 1);
+  Status s = chooseTransport(true, &k);
+  EXPECT_FALSE(s.isOk());
+  EXPECT_NE(s.message().find("MSCCLC_TRANSPORT"), std::string::npos);
+  unsetenv("MSCCLC_TRANSPORT");
+}
+
+TEST(TcpOptions, Environment) {
+  TcpOptions o;
+  setenv("MSCCLC_TCP_SLICE_BYTES", "4096", 1);
+  setenv("MSCCLC_TRANSPORT_TIMEOUT", "2.5", 1);
+  ASSERT_TRUE(tcpOptionsFromEnv(&o).isOk());
+  EXPECT_EQ(o.sliceBytes, 4096u);
+  EXPECT_EQ(o.timeoutSeconds, 2.5);
+  setenv("MSCCLC_TCP_SLICE_BYTES", "12", 1);
+  EXPECT_FALSE(tcpOptionsFromEnv(&o).isOk());
+  setenv("MSCCLC_TCP_SLICE_BYTES", "4096", 1);
+  setenv("MSCCLC_TRANSPORT_TIMEOUT", "-1", 1);
+  EXPECT_FALSE(tcpOptionsFromEnv(&o).isOk());
+  unsetenv("MSCCLC_TCP_SLICE_BYTES");
+  unsetenv("MSCCLC_TRANSPORT_TIMEOUT");
+  ASSERT_TRUE(tcpOptionsFromEnv(&o).isOk());
+  EXPECT_EQ(o.sliceBytes, 512u * 1024);
+}
