@@ -2,6 +2,7 @@
 
 #include "mscclc/runtime/Communicator.h"
 #include "mscclc/runtime/Executor.h"
+#include "mscclc/runtime/Nodes.h"
 #include "mscclc/runtime/Proxy.h"
 
 #include <algorithm>
@@ -20,6 +21,13 @@ namespace {
 std::mutex liveMutex;
 std::set<Communicator *> liveComms;
 
+uint64_t fnv1a(const std::string &s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : s)
+    h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+
 uint64_t hostHash() {
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
@@ -29,10 +37,12 @@ uint64_t hostHash() {
   std::string bootId;
   if (boot >> bootId)
     id += bootId;
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : id)
-    h = (h ^ c) * 0x100000001b3ull;
-  return h;
+  return fnv1a(id);
+}
+
+const char *nodeSpec() {
+  const char *env = getenv("MSCCLC_NODE_OF_RANK");
+  return env ? env : "";
 }
 
 /// What a rank publishes for one pointer in exchange().
@@ -117,11 +127,23 @@ Status Communicator::init(const UniqueId &id, int rank, int nranks,
   mine.device = device;
   MSCCLC_TRY(deviceArch(device, &mine.arch));
   MSCCLC_CUDA_CHECK(cudaDeviceGetPCIBusId(mine.busId, sizeof(mine.busId), device));
+  mine.nodeSpecHash = fnv1a(nodeSpec());
 
   MSCCLC_TRY(Bootstrap::create(id, rank, nranks, &bootstrap_));
   peers_.assign(size_t(nranks), PeerInfo());
   peers_[size_t(rank)] = mine;
   MSCCLC_TRY(bootstrap_->allGather(peers_.data(), sizeof(PeerInfo)));
+  // Every rank sees the same infos, so all refuse alike.
+  std::vector<uint64_t> hostOf;
+  for (int r = 0; r < nranks; ++r) {
+    if (peers_[size_t(r)].nodeSpecHash != peers_[0].nodeSpecHash)
+      return invalidArgument(fmt::format(
+          "rank {}'s MSCCLC_NODE_OF_RANK differs from rank 0's (this rank's "
+          "is '{}'): every rank must be given the same",
+          r, nodeSpec()));
+    hostOf.push_back(peers_[size_t(r)].hostHash);
+  }
+  MSCCLC_TRY(assignNodes(hostOf, nodeSpec(), &nodeOf_));
   for (int r = 0; r < nranks; ++r) {
     if (r == rank || !sameHost(r))
       continue;
@@ -137,8 +159,9 @@ Status Communicator::init(const UniqueId &id, int rank, int nranks,
     if (sameProcess(r))
       MSCCLC_TRY(enablePeerAccess(peers_[size_t(r)].device));
   }
-  MSCCLC_LOG(Info, "rank {}/{} on device {} ({}, {}) ready", rank, nranks,
-             device, mine.busId, archName(mine.arch));
+  MSCCLC_LOG(Info, "rank {}/{} on device {} ({}, {}), node {} of {}, ready",
+             rank, nranks, device, mine.busId, archName(mine.arch), node(rank),
+             describeNodes(nodeOf_));
   return Status::ok();
 }
 
@@ -254,6 +277,11 @@ Status Communicator::exchange(const std::vector<void *> &local,
       if (!w.valid)
         continue;
       p.extent = w.extent;
+      p.remote = w.raw;
+      // Peers on other nodes are reached through a network transport,
+      // which names their memory by its address there (p.remote).
+      if (r != rank_ && !sameNode(r))
+        continue;
       if (r == rank_ || sameProcess(r)) {
         p.ptr = reinterpret_cast<void *>(w.raw);
         continue;
@@ -264,11 +292,6 @@ Status Communicator::exchange(const std::vector<void *> &local,
             "from cuMemCreate or mscclcMemAlloc): across processes, channels "
             "reach peers' user buffers only in cudaMalloc memory",
             r, reinterpret_cast<void *>(w.raw)));
-      if (!sameHost(r))
-        return unsupported(fmt::format(
-            "rank {} is on another host: channels across nodes need a network "
-            "transport, which this runtime build does not have",
-            r));
       std::string key = std::to_string(r) + "/" +
                         std::string(reinterpret_cast<const char *>(&w.handle),
                                     sizeof(w.handle));

@@ -2,6 +2,7 @@
 
 #include "mscclc/runtime/Executor.h"
 #include "mscclc/runtime/Multicast.h"
+#include "mscclc/runtime/Nodes.h"
 
 #include "mscclc/device/Layout.h"
 
@@ -135,6 +136,20 @@ Status Executor::init() {
         fmt::format("program {} was compiled for {} ranks, the "
                     "communicator has {}",
                     plan_.name, plan_.ranks, comm_.nranks()));
+  MSCCLC_TRY(checkNodeShape(plan_.name, plan_.gpusPerNode, comm_.nodes()));
+  // Memory and switch channels map the peer's memory: inside a node only.
+  for (const PlanChannel &c : rankPlan_.memoryChannels)
+    if (!comm_.sameNode(c.peer))
+      return unsupported(fmt::format(
+          "program {}: rank {}'s memory channel {} reaches rank {}, which is "
+          "on another node: between nodes only port channels work",
+          plan_.name, comm_.rank(), c.name, c.peer));
+  for (const PlanSwitchChannel &c : rankPlan_.switchChannels)
+    for (int r : c.ranks)
+      if (!comm_.sameNode(r))
+        return unsupported(fmt::format(
+            "program {}: switch channel {} spans rank {} on another node",
+            plan_.name, c.name, r));
   if (!elemSize_)
     return invalidArgument(fmt::format("unknown data type '{}'", dtype_));
   if (!plan_.dtypes.empty() && !plan_.supportsDtype(dtype_))

@@ -349,12 +349,13 @@ Status stdlibSetUp(Communicator &comm, StdlibState *state) {
   const SelectionTable *table = nullptr;
   Status loaded = processSelectionTable(&table);
 
-  // This rank's node: the ranks on its host, which must be a contiguous,
-  // aligned block; otherwise -1 (an irregular shape).
+  // This rank's node (its host, or its virtual node): the ranks on it,
+  // which must be a contiguous, aligned block; otherwise -1 (an irregular
+  // shape).
   int n = comm.nranks(), me = comm.rank();
   int lo = me, hi = me, local = 0;
   for (int r = 0; r < n; ++r)
-    if (comm.sameHost(r)) {
+    if (comm.sameNode(r)) {
       ++local;
       lo = std::min(lo, r);
       hi = std::max(hi, r);

@@ -39,11 +39,16 @@ struct PeerInfo {
   int32_t device = -1;
   int32_t arch = 0;
   char busId[32] = {};
+  /// Of MSCCLC_NODE_OF_RANK's value: every rank must place ranks alike.
+  uint64_t nodeSpecHash = 0;
 };
 
 /// A pointer a peer exchanged, as this rank sees it.
 struct PeerPointer {
   void *ptr = nullptr;  ///< Usable on this rank's device; null if none.
+  /// The pointer in its owner's address space (0 if none): what a network
+  /// transport names, for peers on other nodes, whose memory is not mapped.
+  uint64_t remote = 0;
   uint64_t extent = 0;  ///< Bytes from ptr to the end of its allocation.
   void *mapBase = nullptr; ///< The IPC mapping holding ptr (null: none).
 };
@@ -70,6 +75,12 @@ public:
   int arch() const { return peers_[size_t(rank_)].arch; }
   bool sameProcess(int r) const;
   bool sameHost(int r) const;
+  /// Rank r's node (Nodes.h): its host, or its virtual node where
+  /// MSCCLC_NODE_OF_RANK splits hosts. Channels inside a node map memory;
+  /// between nodes they need a network transport.
+  int node(int r) const { return nodeOf_[size_t(r)]; }
+  bool sameNode(int r) const { return node(r) == node(rank_); }
+  const std::vector<int> &nodes() const { return nodeOf_; }
   /// Whether rank r runs on this rank's GPU (several ranks may share one).
   bool sameGpu(int r) const;
   /// Whether `other` belongs to the same communicator (made from the same
@@ -128,6 +139,7 @@ private:
   int device_ = -1;
   std::unique_ptr<Bootstrap> bootstrap_;
   std::vector<PeerInfo> peers_;
+  std::vector<int> nodeOf_;
 
   struct Mapping {
     void *base = nullptr;    ///< local address of the opened allocation
