@@ -1,5 +1,7 @@
-// RUN: mscclc --simulate %s --schedules 30 | FileCheck %s
+// RUN: mscclc --simulate --single-launch %s --schedules 30 | FileCheck %s
 // CHECK: simulation: allgather_port, 3 ranks, 30 schedules x 4 sizes: PASS
+// One launch only (--single-launch): rank 2's caller may read its output before
+// the last put's data landed there, nothing in the next launch waits for it.
 
 mscl.program @allgather_port attributes {collective = #mscl.collective<allgather>,
     ranks = 3 : i64, gpus_per_node = 3 : i64, instances = 1 : i64,

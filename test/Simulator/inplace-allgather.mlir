@@ -1,6 +1,8 @@
 // In-place all-gather: rank r's input is output[r] (NCCL's in-place layout).
-// RUN: mscclc --simulate %s --schedules 20 --dtype bf16 | FileCheck %s
+// RUN: mscclc --simulate --single-launch %s --schedules 20 --dtype bf16 | FileCheck %s
 // CHECK: simulation: inplace_allgather, 2 ranks, 20 schedules x 4 sizes: PASS
+// One launch only (--single-launch): peers write into rank 1's one buffer with
+// no handshake, while its caller may still write the input.
 mscl.program @inplace_allgather attributes {collective = #mscl.collective<allgather>,
     ranks = 2 : i64, gpus_per_node = 2 : i64, instances = 1 : i64,
     chunks = 1 : i64, input_chunks = 1 : i64, output_chunks = 2 : i64,

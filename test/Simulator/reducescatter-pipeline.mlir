@@ -1,6 +1,8 @@
 // A pipelined reduce-scatter (unit 256 B, many iterations at 64 KB).
-// RUN: mscclc --simulate %s --schedules 20 --bytes 12,1000,64K | FileCheck %s
+// RUN: mscclc --simulate --single-launch %s --schedules 20 --bytes 12,1000,64K | FileCheck %s
 // CHECK: simulation: reducescatter_pipelined, 3 ranks, 20 schedules x 3 sizes: PASS
+// One launch only (--single-launch): a peer's next launch rewrites scratch a
+// slow rank still reads.
 
 mscl.program @reducescatter_pipelined attributes {collective = #mscl.collective<reducescatter>,
     ranks = 3 : i64, gpus_per_node = 3 : i64, instances = 1 : i64,

@@ -17,13 +17,13 @@
 // repeated collective does): a task that ends a launch waits until every
 // task of its rank ended it (the rank's kernels run one after the other on
 // its stream), joins their clocks and starts over, while other ranks may
-// still be in the previous launch. Between launches everything is kept as
-// the runtime keeps it (docs/runtime.md): buffers, semaphore counts, the
-// channels' queues; LL flags grow by one launch, and packet buffers have
-// two parity halves, even launches using the first and odd ones the second.
-// Between two launches of a rank its caller (a task of its own that never
-// runs steps) reads the output and writes the next input: after every task
-// of the rank ended the launch, before any starts the next.
+// still be in the previous launch. Between launches the machine does what
+// the runtime does, as mscl/IR/MsclLaunches.h describes it for the static
+// proof too: buffers, semaphore counts and the channels' queues are kept;
+// LL flags grow by one launch, and packet buffers have two parity halves
+// (launchCopy). The caller of a rank (a task of its own that never runs
+// steps) reads the output and writes the next input after every task of
+// the rank ended a launch, before any starts the next.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MSCCLC_LIB_SIMULATOR_MACHINE_H
@@ -330,6 +330,9 @@ private:
   /// The caller of `rank` before its launch `launch`: reads the output,
   /// writes the next input (the same values).
   mlir::LogicalResult runCaller(int rank, int launch);
+  /// Before the first launch: every rank's caller writes its input, ordered
+  /// before that rank's tasks only.
+  mlir::LogicalResult runFirstCallers();
   /// Index of the caller task of `rank` (with several launches only).
   int callerOf(int rank) const { return firstCaller + rank; }
   bool isCaller(int task) const {

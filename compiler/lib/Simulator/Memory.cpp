@@ -31,7 +31,8 @@ std::string Machine::taskName(int task) const {
   std::string name;
   llvm::raw_string_ostream os(name);
   if (t.block < 0) {
-    os << "the caller of rank " << t.rank << " (between launches)";
+    os << "the caller of rank " << t.rank
+       << (t.launch == 0 ? " (before its first launch)" : " (between launches)");
     return name;
   }
   const BlockInfo &block = model.blocks[t.block];
@@ -70,6 +71,18 @@ int Machine::launchOf(const Access &access) const {
 
 void Machine::noteAccess(InFlightDiagnostic &diag, const Access &access,
                          llvm::StringRef what) {
+  if (access.task >= 0 && isCaller(access.task)) {
+    int rank = tasks[access.task].rank;
+    diag.attachNote()
+        << "the caller of rank " << rank
+        << " writes its input (and reads its output) on the rank's stream, "
+           "ordered before rank "
+        << rank
+        << "'s own kernel only: signal a channel from rank " << rank
+        << " at the start of every launch and wait for that signal before "
+           "this access";
+    return;
+  }
   if (!access.op)
     return;
   Diagnostic &note = diag.attachNote(access.op->getLoc());

@@ -2,6 +2,8 @@
 
 #include "Machine.h"
 
+#include "mscl/IR/MsclLaunches.h"
+
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -20,8 +22,8 @@ Machine::Machine(const Model &model, const Layout &layout, DataType type,
     for (auto [b, info] : llvm::enumerate(model.buffers)) {
       Region &reg = region(r, b);
       // Over several launches a packet buffer holds both parity halves.
-      int64_t size = layout.size(info) *
-                     (info.packet && this->launches > 1 ? 2 : 1);
+      int64_t size =
+          layout.size(info) * mscl::launchCopies(info.packet, this->launches);
       reg.data.assign(size, garbage);
       reg.shadow.clear();
       reg.pending = reg.inflight = 0;
@@ -104,6 +106,8 @@ double Machine::finishTime() const {
 LogicalResult Machine::run(Strategy &strat, llvm::StringRef ctx) {
   strategy = &strat;
   context = ctx.str();
+  if (launches > 1 && failed(runFirstCallers()))
+    return failure();
   for (Task &t : tasks)
     normalize(t);
   enum Kind { TaskStep, ChannelHead, PieceArrival };

@@ -4,6 +4,8 @@
 #include "Schedule.h"
 #include "Trace.h"
 
+#include "mscl/IR/MsclLaunches.h"
+
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
@@ -101,9 +103,8 @@ LogicalResult mscclc::sim::simulate(ProgramOp program,
   // back-to-back launches (two, or three where LL packet buffers could be
   // reused by a writer two launches ahead), each with one rank slowed
   // down: schedules - 1 adversarial ones per size, one in eight of them.
-  bool packets = llvm::any_of(model.buffers,
-                              [](const BufferInfo &b) { return b.packet; });
-  int repeated = packets ? 3 : 2;
+  int repeated = launchesToModel(llvm::any_of(
+      model.buffers, [](const BufferInfo &b) { return b.packet; }));
   int64_t repeatedSchedules = std::max<int64_t>(1, schedules / 8);
   std::vector<std::string> estimates;
   std::vector<Region> pool; // buffers reused from one schedule to the next

@@ -11,6 +11,8 @@
 
 #include "Machine.h"
 
+#include "mscl/IR/MsclLaunches.h"
+
 #include "mlir/IR/Location.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -79,10 +81,10 @@ std::pair<int64_t, int64_t> Machine::operandRange(const Task &task,
   const BufferInfo &info = model.buffers[c.buffer];
   int64_t lo = layout.start(info, c.index);
   int64_t hi = layout.start(info, c.index + c.count);
-  if (info.packet && task.launch % 2) { // the odd launches' parity half
-    lo += layout.size(info);
-    hi += layout.size(info);
-  }
+  // The parity half of packet buffers.
+  int64_t copy = mscl::launchCopy(info.packet, task.launch) * layout.size(info);
+  lo += copy;
+  hi += copy;
   if (task.pipeBegin < 0)
     return {lo, hi};
   int64_t from = std::min(hi, lo + task.iter * task.unitElems);
@@ -163,26 +165,30 @@ int64_t Machine::waitTarget(int task, int c) const {
 bool Machine::launchReady(int task) const {
   const Task &t = tasks[task];
   return llvm::all_of(tasks, [&](const Task &other) {
+    // A task still at the end of an earlier launch has not ended this one.
     return other.rank != t.rank || other.block < 0 ||
-           other.launch > t.launch || other.atBoundary;
+           other.launch > t.launch ||
+           (other.launch == t.launch && other.atBoundary);
   });
 }
 
 LogicalResult Machine::runCaller(int rank, int launch) {
   int index = callerOf(rank);
   Task &caller = tasks[index];
-  for (const Task &other : tasks)
-    if (other.rank == rank && other.block >= 0)
-      join(caller.clock, other.launchEnd[launch - 1]);
+  if (launch > 0)
+    for (const Task &other : tasks)
+      if (other.rank == rank && other.block >= 0)
+        join(caller.clock, other.launchEnd[launch - 1]);
   ++caller.clock[index];
   caller.launch = launch;
+  caller.launchStart[launch] = caller.clock[index];
   currentTask = index;
   uint32_t inst = nextInst++;
   std::vector<Word> values;
   // The consumer reads the result, the producer writes the next input
   // (the same values: the result check stays as it is); in place, the one
-  // buffer is both.
-  if (model.output != model.input) {
+  // buffer is both. Before the first launch there is no result yet.
+  if (launch > 0 && model.output != model.input) {
     int64_t size = layout.size(model.buffers[model.output]);
     if (failed(load(index, nullptr, inst, rank, model.output, 0, size,
                     values)))
@@ -195,6 +201,22 @@ LogicalResult Machine::runCaller(int rank, int launch) {
                    values.data(), WriteKind::Local)))
     return failure();
   ++caller.clock[index]; // what comes after knows the caller's accesses
+  return success();
+}
+
+LogicalResult Machine::runFirstCallers() {
+  // The caller's writes are stream-ordered before its own rank's kernel
+  // only (mscl/IR/MsclLaunches.h): a peer's first launch may overlap them.
+  for (int rank = 0; rank < model.ranks; ++rank) {
+    if (failed(runCaller(rank, 0)))
+      return failure();
+    for (auto [i, task] : llvm::enumerate(tasks))
+      if (task.rank == rank && task.block >= 0) {
+        join(task.clock, tasks[callerOf(rank)].clock);
+        ++task.clock[i];
+      }
+  }
+  currentTask = -1;
   return success();
 }
 

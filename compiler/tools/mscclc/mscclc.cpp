@@ -133,14 +133,10 @@ cl::opt<bool> skipStaticChecks(
     cl::init(false), cl::cat(mscclcCategory));
 cl::opt<bool> singleLaunch(
     "single-launch",
-    cl::desc("Prove one launch only, not back-to-back ones (for a program "
-             "that runs once, or whose caller synchronises all ranks "
-             "between launches)"),
-    cl::init(false), cl::cat(mscclcCategory));
-cl::opt<bool> acrossLaunches(
-    "across-launches",
-    cl::desc("--simulate: also run back-to-back launches (2, or 3 with LL "
-             "packet buffers) with one rank slowed down"),
+    cl::desc("Check one launch only, not back-to-back ones: the static proof "
+             "leaves out mscl-check-launches, --simulate the round of "
+             "repeated launches (for a program that runs once, or whose "
+             "caller synchronises all ranks between launches)"),
     cl::init(false), cl::cat(mscclcCategory));
 cl::opt<bool> verifyDiagnostics(
     "verify-diagnostics",
@@ -213,7 +209,7 @@ LogicalResult runSimulation(mscl::ProgramOp program, llvm::raw_ostream &os) {
   mscclc::sim::SimulationOptions options;
   options.seed = simSeed;
   options.schedules = simSchedules;
-  options.acrossLaunches = acrossLaunches;
+  options.acrossLaunches = !singleLaunch;
   if (simSchedules < 1)
     return fail("--schedules must be positive");
   auto type = mscclc::sim::parseDataType(dtype);

@@ -1,20 +1,8 @@
 //===- AcrossLaunches.cpp - Two back-to-back launches of one program ------===//
 //
-// A repeated collective launches the same kernels again on every rank, and
-// a rank starts its next launch as soon as its own blocks finished the
-// previous one: nothing waits for the other ranks. What the runtime does
-// between launches (docs/runtime.md, docs/kernel-abi.md) is exactly:
-// - semaphores and wait counters are monotonic and never reset, so the
-//   n-th wait of a channel over the plan's life consumes the n-th signal;
-//   the pairing check proved every launch balanced, so a launch's waits
-//   consume that launch's signals;
-// - LL flags are the block's epoch + 1, new every launch, and packet
-//   buffers alternate by the flag's parity: launch L and L+1 write
-//   different halves, L and L+2 the same one;
-// - plain scratch and the user buffers are the same memory in every launch
-//   (a repeated call on the same buffers); between two launches of a rank
-//   its caller reads the output and writes the next input (the
-//   consumer and producer of the collective, on the rank's stream).
+// A repeated collective launches the same kernels again on every rank;
+// what the runtime does between launches is described once, in
+// mscl/IR/MsclLaunches.h, which the simulator models too.
 // The model holds that: every block's steps repeated for 2 launches (3
 // when the program has packet buffers, so that a half's reuse shows), the
 // first step of a launch after every block of its rank ended the previous
@@ -26,6 +14,8 @@
 
 #include "Checks.h"
 
+#include "mscl/IR/MsclLaunches.h"
+
 #include "mlir/IR/Diagnostics.h"
 
 using namespace mlir;
@@ -33,10 +23,7 @@ using namespace mscl;
 using namespace mscl::verify;
 
 LogicalResult mscl::verify::checkAcrossLaunches(ProgramOp program) {
-  bool packets = llvm::any_of(
-      program.getBodyBlock().getOps<BufferOp>(),
-      [](BufferOp buffer) { return buffer.getPacket(); });
-  ProgramModel model(program, /*pipelineCopies=*/1, packets ? 3 : 2);
+  ProgramModel model(program, /*pipelineCopies=*/1, launchesToModel(program));
   Scheduler scheduler(model);
   RaceDetector races(model, scheduler);
   bool finished =
@@ -122,6 +109,23 @@ static void reportWithCaller(const ProgramModel &model,
   }
   int64_t rank = earlier.hostRank, peer = model.blocks[later.block].rank;
   InFlightDiagnostic diag = later.op->emitError();
+  if (earlier.launch == 0) {
+    // The first input: written on the rank's stream before its kernel,
+    // which orders it before that kernel only.
+    diag << "this ";
+    if (later.channel >= 0)
+      diag << "put on " << model.channelName(later.channel) << " ";
+    diag << (later.write ? "writes " : "reads ") << chunk << " before rank "
+         << rank
+         << " is known to have started its kernel: its caller may still be "
+            "writing the input there (on rank "
+         << rank << "'s stream, ordered before rank " << rank
+         << "'s own kernel only); ";
+    suggestSignal(diag, model, rank, peer,
+                  "in every launch (e.g. at the start of the kernel)",
+                  "before this access");
+    return;
+  }
   diag << "in the next launch this ";
   if (later.channel >= 0)
     diag << "put on " << model.channelName(later.channel) << " ";

@@ -2,6 +2,8 @@
 
 #include "ProgramModel.h"
 
+#include "mscl/IR/MsclLaunches.h"
+
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -36,7 +38,7 @@ ProgramModel::ProgramModel(ProgramOp program, int pipelineCopies,
   }
   if (this->launches > 1)
     for (int b = 0, e = static_cast<int>(buffers.size()); b < e; ++b) {
-      if (!buffers[b].packet)
+      if (launchCopies(buffers[b].packet, this->launches) < 2)
         continue;
       BufferInfo twin = buffers[b];
       twin.offset = slotsPerRank;
@@ -138,7 +140,7 @@ void ProgramModel::repeatLaunches() {
       for (size_t s = 0; s < perLaunch; ++s) {
         Step step = block.steps[s];
         step.launch = launch;
-        if (launch % 2)
+        if (launchCopy(/*packet=*/true, launch) == 1)
           for (Move &move : step.moves) {
             toOddHalf(move.dst);
             for (Range &src : move.srcs)

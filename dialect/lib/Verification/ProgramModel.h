@@ -135,10 +135,10 @@ public:
   /// blocks' steps hold (one stands for all of them, see
   /// docs/verification.md; the group-drift check needs two).
   /// `launches`: how many back-to-back launches of the program the blocks'
-  /// steps hold, one after the other (AcrossLaunches.cpp). Semaphores carry
-  /// over, as the runtime keeps them; plain scratch and user buffers are
-  /// the same slots in every launch; a packet buffer has two parity halves,
-  /// even launches write one and odd launches the other.
+  /// steps hold, one after the other (AcrossLaunches.cpp), with what the
+  /// runtime does between launches (mscl/IR/MsclLaunches.h): semaphores
+  /// carry over; plain scratch and user buffers are the same slots in every
+  /// launch; a packet buffer has two parity halves (launchCopy).
   explicit ProgramModel(ProgramOp program, int pipelineCopies = 1,
                         int launches = 1);
 

@@ -41,7 +41,8 @@
 // rank its caller (the host, or the next kernel on its stream) reads the
 // output and writes the next input: that is a clock component of its own
 // per rank ("host"), after every block's end of the launch and before every
-// block's start of the next.
+// block's start of the next; it writes the first input before launch 0,
+// ordered before the rank's own blocks only (mscl/IR/MsclLaunches.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -117,7 +118,7 @@ struct RaceDetector::Impl {
         unflushed(model.channels.size()), blocksOfRank(model.ranks),
         launchEnds(model.blocks.size(),
                    std::vector<Snapshot>(model.launches)),
-        hostLaunch(model.ranks, 0), hostSnapshot(model.ranks) {
+        hostLaunch(model.ranks, -1), hostSnapshot(model.ranks) {
     for (int b = 0, e = static_cast<int>(model.blocks.size()); b < e; ++b)
       blocksOfRank[model.blocks[b].rank].push_back(b);
   }
@@ -131,8 +132,9 @@ struct RaceDetector::Impl {
       runHost(rank, launch);
     join(block, hostSnapshot[rank]);
   }
-  /// The caller of `rank` between two launches: it knows all the rank did,
-  /// reads the output and writes the next input.
+  /// The caller of `rank` before its launch `launch`: it knows all the rank
+  /// did, reads the output (not before the first launch) and writes the
+  /// next input.
   void runHost(int64_t rank, int launch);
   int hostOf(int64_t rank) const {
     return static_cast<int>(model.blocks.size() + rank);
@@ -413,7 +415,10 @@ void RaceDetector::Impl::step(int block, int stepIndex) {
   const Step &step = model.blocks[block].steps[stepIndex];
   Clock &clock = clocks[block];
   uint32_t epoch = ++clock[block];
-  if (step.launch > 0 && model.blocks[block].startsLaunch(stepIndex))
+  // Over several launches the caller's write of the first input comes
+  // before launch 0 too, ordered before its own rank's blocks only.
+  if (step.launch > 0 ? model.blocks[block].startsLaunch(stepIndex)
+                      : model.launches > 1 && stepIndex == 0)
     startLaunch(block, step.launch);
 
   for (int channel : step.waits) {
@@ -528,9 +533,10 @@ void RaceDetector::Impl::step(int block, int stepIndex) {
 
 void RaceDetector::Impl::runHost(int64_t rank, int launch) {
   int host = hostOf(rank);
-  for (int block : blocksOfRank[rank])
-    if (launchEnds[block][launch - 1].base)
-      join(host, launchEnds[block][launch - 1]);
+  if (launch > 0)
+    for (int block : blocksOfRank[rank])
+      if (launchEnds[block][launch - 1].base)
+        join(host, launchEnds[block][launch - 1]);
   Clock &clock = clocks[host];
   Access access{host, ++clock[host], -1, model.program, launch};
   for (int b = 0, e = static_cast<int>(model.buffers.size()); b < e; ++b) {
@@ -539,7 +545,7 @@ void RaceDetector::Impl::runHost(int64_t rank, int launch) {
       int64_t slot = model.slot(rank, b, j);
       if (buffer.input)
         write(slot, clock, access);
-      else if (buffer.output)
+      else if (buffer.output && launch > 0)
         read(slot, clock, access);
     }
   }

@@ -2,6 +2,8 @@
 
 #include "Schedule.h"
 
+#include "mscl/IR/MsclLaunches.h"
+
 using namespace mscl;
 using namespace mscl::verify;
 
@@ -23,7 +25,8 @@ Scheduler::Scheduler(const ProgramModel &model)
 
 StepRef Scheduler::packetWriter(int64_t slot, int launch) const {
   auto it = writers.find(slot);
-  size_t index = static_cast<size_t>(launch / 2);
+  size_t index =
+      static_cast<size_t>(earlierLaunchesOnCopy(/*packet=*/true, launch));
   if (it == writers.end() || index >= it->second.size())
     return {};
   return it->second[index];
@@ -66,7 +69,8 @@ bool Scheduler::canRun(int block, const Step &step, Blocker *why) const {
       for (int64_t j = 0; j < src.count; ++j) {
         int64_t slot = model.slot(src, j);
         // Launches L-2, L-4, ... wrote the same parity half before.
-        if (packetsWritten.lookup(slot) > step.launch / 2)
+        if (packetsWritten.lookup(slot) >
+            earlierLaunchesOnCopy(/*packet=*/true, step.launch))
           continue;
         if (why) {
           why->slot = slot;

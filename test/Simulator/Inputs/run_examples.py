@@ -22,8 +22,8 @@ parser.add_argument("--schedules", type=int, default=50)
 parser.add_argument("--bytes", default="")
 parser.add_argument("--jobs", type=int, default=2)
 parser.add_argument("--inplace", action="store_true")
-parser.add_argument("--across-launches", action="store_true",
-                    help="also simulate back-to-back launches")
+parser.add_argument("--single-launch", action="store_true",
+                    help="simulate one launch only, not back-to-back ones")
 parser.add_argument("dirs", nargs="+")
 args = parser.parse_args()
 
@@ -67,8 +67,8 @@ def run(job):
     name = os.path.basename(path)
     frontend = ["--ranks", str(ranks)] + (["--gpus-per-node", str(gpn)] if gpn else [])
     sim = ["--simulate", "--schedules", str(args.schedules)]
-    if args.across_launches:
-        sim.append("--across-launches")
+    if args.single_launch:
+        sim.append("--single-launch")
     if args.bytes:
         sim += ["--bytes", args.bytes]
     proc = subprocess.run([args.tool, path] + frontend + sim,

@@ -95,8 +95,8 @@ struct SimulationOptions {
   /// adversarial interleavings.
   int64_t schedules = 50;
   /// After the single-launch schedules, a round of back-to-back launches
-  /// with one rank slowed down (--across-launches).
-  bool acrossLaunches = false;
+  /// with one rank slowed down (mscclc --single-launch turns it off).
+  bool acrossLaunches = true;
   DataType dataType = DataType::f32;
   ReduceKind reduceKind = ReduceKind::sum;
   /// Message sizes in bytes, as nccl-tests counts them (the per-rank
