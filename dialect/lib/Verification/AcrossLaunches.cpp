@@ -97,6 +97,8 @@ static void reportWithCaller(const ProgramModel &model,
     diag << "this ";
     if (earlier.channel >= 0)
       diag << "put on " << model.channelName(earlier.channel) << " ";
+    else
+      diag << "access ";
     diag << (earlier.write ? "writes " : "reads ") << chunk
          << ", which the caller of rank " << rank << " may already "
          << (later.write ? "overwrite with the next launch's input"
@@ -115,6 +117,8 @@ static void reportWithCaller(const ProgramModel &model,
     diag << "this ";
     if (later.channel >= 0)
       diag << "put on " << model.channelName(later.channel) << " ";
+    else
+      diag << "access ";
     diag << (later.write ? "writes " : "reads ") << chunk << " before rank "
          << rank
          << " is known to have started its kernel: its caller may still be "
@@ -129,6 +133,8 @@ static void reportWithCaller(const ProgramModel &model,
   diag << "in the next launch this ";
   if (later.channel >= 0)
     diag << "put on " << model.channelName(later.channel) << " ";
+  else
+    diag << "access ";
   diag << (later.write ? "writes " : "reads ") << chunk
        << " before rank " << rank
        << " is known to have started that launch: its caller may still be "
@@ -173,6 +179,8 @@ void mscl::verify::reportAcrossLaunches(const ProgramModel &model,
   diag << "in the next launch this ";
   if (later.channel >= 0)
     diag << "put on " << model.channelName(later.channel) << " ";
+  else
+    diag << "access ";
   diag << (later.write ? "writes " : "reads ") << chunk << " while " << other
        << " may still be " << (earlier.write ? "writing" : "reading")
        << " it in the previous launch: a rank starts its next launch once "
