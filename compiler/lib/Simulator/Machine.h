@@ -247,6 +247,10 @@ public:
   double finishTime() const;
   /// The tasks (thread blocks, one per member of a group) of `rank`.
   std::vector<int> tasksOfRank(int rank) const;
+  /// The schedule owners of what channels from `rank` deliver (a port
+  /// channel's proxy, signals, LL pieces): slowed down, the rank's kernel
+  /// may end and its caller go on while they are still under way.
+  std::vector<int> deliveriesOfRank(int rank) const;
   std::vector<TraceSlice> trace;
   /// The trace stops growing at this many slices (set `truncated`).
   static constexpr size_t maxTraceSlices = 2000000;

@@ -205,14 +205,20 @@ LogicalResult Machine::checkWrite(int task, Operation *op, uint32_t inst,
   for (int c : reg.inflight ? model.channelsFrom[rank] : noChannels)
     for (const InFlightSource &src : channels[c].inflight)
       if (src.buffer == buffer && src.lo < hi && lo < src.hi) {
-        auto diag = error(op);
+        // A caller (no op of its own) writing the next input: the put is
+        // where the fix goes.
+        auto diag = error(op ? op : src.issue.op);
         diag << "port put source overwritten before flush: "
              << taskName(task) << " writes "
              << describe(rank, buffer, std::max(lo, src.lo),
                          std::min(hi, src.hi))
              << ", the source of a put on @" << model.channels[c].name
              << " that no flush has completed";
-        noteAccess(diag, src.issue, "the put is");
+        if (!op)
+          diag << "; flush @" << model.channels[c].name
+               << " before the kernel ends";
+        else
+          noteAccess(diag, src.issue, "the put is");
         addContext(diag);
         return failure();
       }

@@ -75,6 +75,18 @@ std::vector<int> Machine::tasksOfRank(int rank) const {
   return result;
 }
 
+std::vector<int> Machine::deliveriesOfRank(int rank) const {
+  // The owners run() gives a channel's FIFO head and its LL pieces.
+  std::vector<int> result;
+  int nTasks = static_cast<int>(tasks.size());
+  int nChannels = static_cast<int>(channels.size());
+  for (int c : model.channelsFrom[rank]) {
+    result.push_back(nTasks + c);
+    result.push_back(nTasks + nChannels + c);
+  }
+  return result;
+}
+
 void Machine::initInputs(const std::vector<std::vector<Word>> &inputs) {
   const BufferInfo &info = model.buffers[model.input];
   int64_t size = layout.size(info);
@@ -128,6 +140,8 @@ LogicalResult Machine::run(Strategy &strat, llvm::StringRef ctx) {
         isEvent.push_back(false);
         owner.push_back(t);
       }
+    // Owners: a task's index; then, past the tasks, a channel's FIFO head
+    // and after those its LL pieces (deliveriesOfRank).
     for (size_t c = 0; c < channels.size(); ++c)
       if (!channels[c].queue.empty()) {
         actions.push_back({ChannelHead, static_cast<int>(c)});

@@ -113,9 +113,9 @@ public:
               llvm::ArrayRef<int> owner) override {
     fast.clear();
     for (size_t i = 0; i < owner.size(); ++i)
-      if (isEvent[i] || !llvm::is_contained(slow, owner[i]))
+      if (!llvm::is_contained(slow, owner[i]))
         fast.push_back(i);
-    // The slow tasks move when nothing else can, and now and then anyway.
+    // The slow ones move when nothing else can, and now and then anyway.
     bool slowTurn = std::uniform_real_distribution<double>(0, 1)(
                         inner.rng()) < 0.02;
     if (fast.empty() || fast.size() == owner.size() || slowTurn)

@@ -22,10 +22,12 @@ std::unique_ptr<Strategy> makeTimedStrategy();
 /// blocks for long stretches.
 std::unique_ptr<Strategy> makeRandomStrategy(uint64_t seed);
 
-/// An adversarial interleaving (as makeRandomStrategy) in which the tasks
-/// `slow` (one rank's thread blocks) run only when nothing else can, or
-/// rarely: the other ranks race ahead, into the next launch of a run of
-/// several, while those tasks are still in the previous one.
+/// An adversarial interleaving (as makeRandomStrategy) in which the owners
+/// `slow` move only when nothing else can, or rarely. With one rank's
+/// thread blocks slow, the other ranks race ahead, into the next launch of
+/// a run of several, while those blocks are still in the previous one;
+/// with what one rank's channels deliver slow (its proxy, signals, LL
+/// pieces), the rank itself runs ahead of its own transfers.
 std::unique_ptr<Strategy> makeSkewedStrategy(uint64_t seed,
                                              std::vector<int> slow);
 

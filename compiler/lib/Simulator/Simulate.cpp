@@ -138,11 +138,16 @@ LogicalResult mscclc::sim::simulate(ProgramOp program,
       machine.initInputs(reference.inputs());
       uint64_t seed = mixSeed(options.seed, sizeIndex, s);
       int slowRank = static_cast<int>(seed % uint64_t(model.ranks));
+      // Every other schedule of the repeated launches slows the rank's
+      // deliveries instead of its blocks.
+      bool slowDeliveries = s % 2 == 1;
       std::unique_ptr<Strategy> strategy =
           s == 0          ? makeTimedStrategy()
           : launches == 1 ? makeRandomStrategy(seed)
-                          : makeSkewedStrategy(seed,
-                                               machine.tasksOfRank(slowRank));
+                          : makeSkewedStrategy(
+                                seed, slowDeliveries
+                                          ? machine.deliveriesOfRank(slowRank)
+                                          : machine.tasksOfRank(slowRank));
       // The operator only where the collective reduces (custom programs
       // may).
       std::string op = isReduction(model.collective) ||
@@ -156,8 +161,9 @@ LogicalResult mscclc::sim::simulate(ProgramOp program,
           : launches == 1
               ? std::string(llvm::formatv("adversarial schedule {0}", s))
               : std::string(llvm::formatv(
-                    "adversarial schedule {0}: {1} launches, rank {2} slow",
-                    s, launches, slowRank)),
+                    "adversarial schedule {0}: {1} launches, rank {2}{3} slow",
+                    s, launches, slowRank,
+                    slowDeliveries ? "'s deliveries" : "")),
           options.seed);
       // In place, a later launch starts from the previous one's result:
       // the launches' results are the single-launch schedules' to check.
