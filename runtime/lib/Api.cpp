@@ -504,6 +504,37 @@ mscclcResult_t mscclcProgramPrepare(mscclcProgram_t program, mscclcComm_t comm,
   return result(prepareRun(a, &ex));
 }
 
+mscclcResult_t mscclcProgramCompileKernel(mscclcProgram_t program, int rank,
+                                          mscclcDataType_t dtype,
+                                          mscclcRedOp_t op, int device) {
+  API_CHECK(program, "program must not be NULL");
+  Program *p = unwrap(program);
+  const char *d = dtypeName(dtype);
+  const char *r = redopName(op);
+  if (!d)
+    return fail(invalidArgument(fmt::format("unknown data type {}", int(dtype))));
+  if (!r)
+    return fail(invalidArgument(
+        fmt::format("unknown reduction operator {}", int(op))));
+  const Plan &plan = p->plan();
+  if (rank < 0 || rank >= plan.ranks)
+    return fail(invalidArgument(
+        fmt::format("rank {} is not a rank of program {} ({} ranks)", rank,
+                    plan.name, plan.ranks)));
+  if (!plan.dtypes.empty() && !plan.supportsDtype(d))
+    return fail(invalidArgument(fmt::format(
+        "program {} does not support data type {}", plan.name, d)));
+  if (!plan.redops.empty() && !plan.supportsRedop(r))
+    return fail(invalidArgument(fmt::format(
+        "program {} does not support operator {}", plan.name, r)));
+  int arch = 0;
+  Status s = deviceArch(device, &arch);
+  if (!s.isOk())
+    return fail(s);
+  std::string cubin;
+  return result(p->cubin(arch, d, Program::kernelRedop(r), rank, &cubin));
+}
+
 mscclcResult_t mscclcProgramCheck(mscclcProgram_t program, mscclcComm_t comm,
                                   mscclcDataType_t dtype, mscclcRedOp_t op,
                                   cudaStream_t stream) {

@@ -172,7 +172,7 @@ Status Executor::init() {
     return invalidArgument(fmt::format(
         "program {}: premulsum runs through mscclcRunCollectivePreMulSum",
         plan_.name));
-  const std::string compiledOp = avg || premul_ ? "sum" : redop_;
+  const std::string compiledOp = Program::kernelRedop(redop_);
   CompileStats stats;
   MSCCLC_TRY(program_.cubin(comm_.arch(), dtype_, compiledOp, comm_.rank(),
                             &cubin, &stats));

@@ -350,10 +350,21 @@ CompileRequest Program::compileRequest(int arch, const std::string &dtype,
   return req;
 }
 
+std::string Program::kernelRedop(const std::string &redop) {
+  return redop == "avg" || redop == "premulsum" ? "sum" : redop;
+}
+
 Status Program::cubin(int arch, const std::string &dtype,
                       const std::string &redop, int rank, std::string *out,
                       CompileStats *stats, bool allowAheadOfTime) {
   std::string key = fmt::format("{}/{}/{}/{}", arch, dtype, redop, rank);
+  // The compile this call waits for (another thread's), or the promise of
+  // the one it runs itself.
+  std::shared_future<Compiled> other;
+  std::promise<Compiled> mine;
+  // Without the store the key differs: a store cubin the driver refused is
+  // compiled again (Executor), not handed back.
+  std::string compileKey = allowAheadOfTime ? key : key + "/jit";
   {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = cubins_.find(key);
@@ -367,26 +378,40 @@ Status Program::cubin(int arch, const std::string &dtype,
       }
       return Status::ok();
     }
+    auto running = compiling_.find(compileKey);
+    if (running != compiling_.end())
+      other = running->second;
+    else
+      compiling_[compileKey] = mine.get_future().share();
+  }
+  if (other.valid()) {
+    const Compiled &c = other.get();
+    MSCCLC_TRY(c.status);
+    *out = c.binary;
+    if (stats)
+      *stats = c.stats;
+    return Status::ok();
   }
   // Compiled without the lock: the ranks of one process (one thread each)
   // compile their kernels at once, which at 8 ranks is most of a first
-  // call's time. Two threads compiling the same key (two communicators of
-  // one rank) both compile, and the later result replaces the earlier,
-  // identical one.
-  CompileRequest req = compileRequest(arch, dtype, redop, rank);
-  CompileStats local;
-  std::string bin;
-  MSCCLC_TRY(compileCached(req,
+  // call's time.
+  Compiled c;
+  c.status = compileCached(compileRequest(arch, dtype, redop, rank),
                            allowAheadOfTime ? AotStore::fromEnvironment()
                                             : AotStore(),
-                           KernelCache::fromEnvironment(), &bin, &local));
+                           KernelCache::fromEnvironment(), &c.binary,
+                           &c.stats);
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    cubins_[key] = {bin, local.origin};
+    if (c.status.isOk())
+      cubins_[key] = {c.binary, c.stats.origin};
+    compiling_.erase(compileKey);
   }
-  *out = std::move(bin);
+  mine.set_value(c);
+  MSCCLC_TRY(c.status);
+  *out = std::move(c.binary);
   if (stats)
-    *stats = local;
+    *stats = c.stats;
   return Status::ok();
 }
 

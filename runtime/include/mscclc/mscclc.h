@@ -194,6 +194,14 @@ mscclcResult_t mscclcProgramPrepare(mscclcProgram_t program, mscclcComm_t comm,
                                     const void *sendbuff, void *recvbuff,
                                     size_t count, mscclcDataType_t dtype,
                                     mscclcRedOp_t op, mscclcStream_t stream);
+/* Compiles rank `rank`'s kernel of the program for `dtype` and `op` on the
+ * architecture of CUDA device `device` (from the ahead-of-time store, the
+ * kernel cache or NVRTC) and keeps it with the program, so that a first
+ * run does not wait for it. Needs no communicator and is not collective;
+ * threads may call it at once, for different kernels or the same. */
+mscclcResult_t mscclcProgramCompileKernel(mscclcProgram_t program, int rank,
+                                          mscclcDataType_t dtype,
+                                          mscclcRedOp_t op, int device);
 /* Waits for `stream` and reports an error the kernels recorded (rank, block,
  * channel, operation, .mscl line) as mscclcDeviceError. */
 mscclcResult_t mscclcProgramCheck(mscclcProgram_t program, mscclcComm_t comm,

@@ -7,6 +7,8 @@
 // bf16 and int32, counts from one element up to --max-bytes per buffer,
 // out of place and in place (an `inplace` variant of the source). Also runs
 // 1000 back-to-back launches per example and checks the result after them.
+// Programs and kernels are compiled on every core ahead of the cases that
+// need them (AheadCompiler.h).
 //
 //   runtime-gpu-collectives --examples DIR [--only a,b] [--models group,procs]
 //       [--types f32,f16,bf16,i32] [--max-bytes N] [--quick] [--instances K]
@@ -24,6 +26,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AheadCompiler.h"
 #include "GpuTestUtil.h"
 #include "TestFiles.h"
 
@@ -35,6 +38,7 @@
 #include <sstream>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 using namespace gputest;
@@ -568,23 +572,48 @@ Tally runModel(const Options &o, const std::string &dir,
                const std::vector<std::string> &names, int n,
                const std::vector<mscclcComm_t> &comms, const std::vector<int> &ranks,
                const char *model) {
-  Tally tally;
+  // The run's order: each example out of place, then in place.
+  std::vector<std::string> variants;
   for (const std::string &name : names) {
-    for (int inPlace = 0; inPlace < 2; ++inPlace) {
-      auto t0 = std::chrono::steady_clock::now();
-      Example ex = compileExample(dir, inPlace ? name + "__inplace" : name, n,
-                                  o.instances);
-      // The program says whether it runs in place (a header may say so).
-      int programInPlace = inPlace;
-      if (ex.program)
-        MSCCLC_OR_EXIT(mscclcProgramInPlace(ex.program, &programInPlace));
-      runExample(o, ex, n, comms, ranks, model, tally, programInPlace == 1);
-      if (ex.program)
-        mscclcProgramDestroy(ex.program);
-      double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      if (ranks[0] == 0)
-        printf("  (%s%s in %.1f s)\n", name.c_str(), inPlace ? " in-place" : "", s);
-    }
+    variants.push_back(name);
+    variants.push_back(name + "__inplace");
+  }
+  std::vector<Example> examples(variants.size());
+  // This process's share of the cores (one process per rank in "procs").
+  unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  int threads = int(std::max<size_t>(1, cores * comms.size() / size_t(n)));
+  AheadCompiler ahead(
+      variants.size(), o.types.size() * ranks.size(), threads,
+      [&](size_t i) {
+        examples[i] = compileExample(dir, variants[i], n, o.instances);
+      },
+      [&](size_t i, size_t k) {
+        const Example &ex = examples[i];
+        // Switch programs may be refused at run time: compiled on demand.
+        if (!ex.program || ex.switchChannels)
+          return;
+        DType t = o.types[k / ranks.size()];
+        int rank = ranks[k % ranks.size()];
+        // An unsupported type fails here at once; the run reports it.
+        mscclcProgramCompileKernel(ex.program, rank, apiType(t), mscclcSum,
+                                   o.layout.deviceOf(rank));
+      });
+  Tally tally;
+  for (size_t i = 0; i < variants.size(); ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    ahead.take(i);
+    Example &ex = examples[i];
+    // The program says whether it runs in place (a header may say so).
+    int programInPlace = int(i % 2);
+    if (ex.program)
+      MSCCLC_OR_EXIT(mscclcProgramInPlace(ex.program, &programInPlace));
+    runExample(o, ex, n, comms, ranks, model, tally, programInPlace == 1);
+    ahead.release(i);
+    if (ex.program)
+      mscclcProgramDestroy(ex.program);
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (ranks[0] == 0)
+      printf("  (%s in %.1f s)\n", variants[i].c_str(), s);
   }
   return tally;
 }

@@ -196,6 +196,29 @@ TEST(ApiTest, BadGeneratedPlanIsRejected) {
   mscclcProgramDestroy(prog);
 }
 
+TEST(ApiTest, CompileKernelChecksItsArguments) {
+  mscclcProgram_t prog = nullptr;
+  ASSERT_EQ(mscclcProgramCreateFromGenerated(&prog, "code", kPlan), mscclcSuccess);
+  EXPECT_EQ(mscclcProgramCompileKernel(nullptr, 0, mscclcFloat32, mscclcSum, 0),
+            mscclcInvalidArgument);
+  EXPECT_EQ(mscclcProgramCompileKernel(prog, 2, mscclcFloat32, mscclcSum, 0),
+            mscclcInvalidArgument);
+  EXPECT_NE(std::string(mscclcGetLastError()).find("rank 2 is not a rank of program tiny (2 ranks)"),
+            std::string::npos) << mscclcGetLastError();
+  EXPECT_EQ(mscclcProgramCompileKernel(prog, -1, mscclcFloat32, mscclcSum, 0),
+            mscclcInvalidArgument);
+  EXPECT_EQ(mscclcProgramCompileKernel(prog, 0, mscclcDataType_t(99), mscclcSum, 0),
+            mscclcInvalidArgument);
+  EXPECT_EQ(mscclcProgramCompileKernel(prog, 0, mscclcFloat32, mscclcRedOp_t(99), 0),
+            mscclcInvalidArgument);
+  // Valid arguments reach the device and the compiler: no GPU here (or the
+  // stand-in source "code", which NVRTC refuses), so an error, not a crash.
+  EXPECT_NE(mscclcProgramCompileKernel(prog, 0, mscclcFloat32, mscclcSum, 0),
+            mscclcSuccess);
+  EXPECT_STRNE(mscclcGetLastError(), "");
+  mscclcProgramDestroy(prog);
+}
+
 TEST(ApiTest, StdlibCallsCheckTheirArguments) {
   int supported = 1;
   EXPECT_EQ(mscclcCollectiveSupported(nullptr, mscclcCollAllReduce, 16,

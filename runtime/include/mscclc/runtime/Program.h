@@ -15,6 +15,7 @@
 #include "mscclc/runtime/Loader.h"
 #include "mscclc/runtime/Plan.h"
 
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -82,10 +83,16 @@ public:
   /// The cubin of compileRequest: from the ahead-of-time store (unless
   /// `allowAheadOfTime` is false: the store's cubin did not load), the
   /// cache, or NVRTC. Other ranks' kernels are left out: a process
-  /// compiles only what it launches.
+  /// compiles only what it launches. Safe from several threads: each
+  /// kernel is compiled once, and a caller asking for one that another
+  /// thread is compiling waits for that compile.
   Status cubin(int arch, const std::string &dtype, const std::string &redop,
                int rank, std::string *out, CompileStats *stats = nullptr,
                bool allowAheadOfTime = true);
+
+  /// The operator a kernel is compiled for: avg and premulsum run the sum
+  /// kernel, with a scale kernel after it or a pre-multiply before it.
+  static std::string kernelRedop(const std::string &redop);
 
 private:
   Program() = default;
@@ -99,6 +106,13 @@ private:
     KernelOrigin origin;
   };
   std::map<std::string, Cubin> cubins_;
+  /// Compiles under way (their key, without the lock held).
+  struct Compiled {
+    Status status;
+    std::string binary;
+    CompileStats stats;
+  };
+  std::map<std::string, std::shared_future<Compiled>> compiling_;
 };
 
 } // namespace mscclc::rt
