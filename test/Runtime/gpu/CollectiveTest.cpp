@@ -461,6 +461,32 @@ void runExample(const Options &o, const Example &ex, int n,
     return std::make_pair(first, msg);
   };
 
+  // After a device error (a time-out), every rank resets the program's
+  // semaphores, epochs and scratch, so the next case starts afresh and
+  // shows whether the failure repeats. Reset is collective: a thread per
+  // communicator. False if a reset failed (the example then stops).
+  auto resetAll = [&](DType t) {
+    std::vector<mscclcResult_t> results(comms.size(), mscclcSuccess);
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < comms.size(); ++i)
+      threads.emplace_back([&, i] {
+        if (cudaSetDevice(o.layout.deviceOf(ranks[i])) != cudaSuccess)
+          results[i] = mscclcDeviceError;
+        else
+          results[i] = mscclcProgramReset(ex.program, comms[i], apiType(t),
+                                          mscclcSum);
+      });
+    for (std::thread &th : threads)
+      th.join();
+    for (mscclcResult_t r : results)
+      if (r != mscclcSuccess) {
+        report(tally, "FAIL", label + " reset after a device error",
+               mscclcGetErrorString(r));
+        return false;
+      }
+    return true;
+  };
+
   int round = 0;
   for (DType t : o.types) {
     for (size_t count : countsFor(o, t, ex.collective, n)) {
@@ -497,6 +523,10 @@ void runExample(const Options &o, const Example &ex, int n,
       } else if (res.first != mscclcSuccess) {
         report(tally, "FAIL", what,
                std::string(mscclcGetErrorString(res.first)) + ": " + res.second);
+        if (res.first == mscclcDeviceError && !resetAll(t)) {
+          releaseAll(bufs);
+          goto done;
+        }
       } else {
         size_t bad = 0;
         for (size_t i = 0; i < comms.size(); ++i) {
@@ -550,6 +580,8 @@ void runExample(const Options &o, const Example &ex, int n,
     }
     if (first != mscclcSuccess) {
       report(tally, "FAIL", what, msg);
+      if (first == mscclcDeviceError)
+        resetAll(DType::F32);
     } else {
       size_t bad = 0;
       for (size_t i = 0; i < comms.size(); ++i) {
