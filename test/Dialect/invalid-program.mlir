@@ -144,7 +144,7 @@ mscl.program @p attributes {collective = #mscl.collective<allreduce>,
   mscl.buffer @output output[1]
   mscl.rank 0 {
     mscl.threadblock 0 {
-      // expected-error @+1 {{chunk needs a buffer name}}
+      // expected-error @+1 {{custom op 'mscl.copy' chunk needs a buffer name}}
       mscl.copy to <rank 0, ""[0]> from <rank 0, input[0]>
     }
   }
@@ -160,7 +160,7 @@ mscl.program @p attributes {collective = #mscl.collective<allreduce>,
   mscl.buffer @output output[1]
   mscl.rank 0 {
     mscl.threadblock 0 {
-      // expected-error @+1 {{chunk rank must be non-negative, got -1}}
+      // expected-error @+1 {{custom op 'mscl.copy' chunk rank must be non-negative, got -1}}
       mscl.copy to <rank -1, output[0]> from <rank 0, input[0]>
     }
   }
@@ -176,7 +176,7 @@ mscl.program @p attributes {collective = #mscl.collective<allreduce>,
   mscl.buffer @output output[1]
   mscl.rank 0 {
     mscl.threadblock 0 {
-      // expected-error @+1 {{chunk index must be non-negative, got -1}}
+      // expected-error @+1 {{custom op 'mscl.copy' chunk index must be non-negative, got -1}}
       mscl.copy to <rank 0, output[-1]> from <rank 0, input[0]>
     }
   }
@@ -192,7 +192,7 @@ mscl.program @p attributes {collective = #mscl.collective<allreduce>,
   mscl.buffer @output output[1]
   mscl.rank 0 {
     mscl.threadblock 0 {
-      // expected-error @+1 {{chunk range must hold at least one chunk}}
+      // expected-error @+1 {{custom op 'mscl.copy' chunk range must hold at least one chunk}}
       mscl.copy to <rank 0, output[0:0]> from <rank 0, input[0]>
     }
   }

@@ -205,3 +205,29 @@ mscl.program @deadlocks attributes {collective = #mscl.collective<allgather>,
     }
   }
 }
+
+// -----
+
+// An in-place allgather whose one user buffer holds only the input view:
+// the gathered output does not fit.
+// expected-error @+1 {{in-place allgather: the user buffer has 1 chunks, expected 2}}
+mscl.program @inplace_short_buffer attributes {collective = #mscl.collective<allgather>,
+    ranks = 2 : i64, gpus_per_node = 2 : i64, instances = 1 : i64,
+    chunks = 1 : i64, input_chunks = 1 : i64, output_chunks = 2 : i64,
+    inplace} {
+  mscl.buffer @input input[1]
+}
+
+// -----
+
+// Nothing is written: the first ten wrong output chunks are reported
+// (grouped into one error), the other two only counted.
+// expected-error @+3 {{allreduce postcondition fails: rank 0 output chunk 0 is never written}}
+// expected-note @+2 {{reported once: the same error occurs here 9 more time(s) (for ranks 0, 1)}}
+// expected-error @+1 {{2 more output chunks are wrong}}
+mscl.program @nothing_written attributes {collective = #mscl.collective<allreduce>,
+    ranks = 2 : i64, gpus_per_node = 2 : i64, instances = 1 : i64,
+    chunks = 6 : i64, input_chunks = 6 : i64, output_chunks = 6 : i64} {
+  mscl.buffer @input input[6]
+  mscl.buffer @output output[6]
+}
