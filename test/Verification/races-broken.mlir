@@ -292,3 +292,107 @@ mscl.program @ll_deadlock attributes {collective = #mscl.collective<custom>,
     }
   }
 }
+
+// -----
+
+// Twenty-one reads before the covering wait: the first twenty are
+// reported, the last only counted.
+// expected-error @+1 {{1 more unordered accesses not shown}}
+mscl.program @too_many_races attributes {collective = #mscl.collective<allreduce>,
+    ranks = 2 : i64, gpus_per_node = 2 : i64, instances = 1 : i64,
+    chunks = 1 : i64, input_chunks = 1 : i64, output_chunks = 1 : i64} {
+  mscl.buffer @input input[1]
+  mscl.buffer @output output[1]
+  mscl.buffer @s scratch[21]
+  mscl.channel @hb01 memory HB 0 -> 1
+  mscl.rank 0 {
+    mscl.threadblock 0 {
+      // expected-note @+1 {{written by this put on @hb01 (rank 0 thread block 0), which no later signal on @hb01 publishes}}
+      mscl.put @hb01 to <rank 1, s[0]> from <rank 0, input[0]>
+      // expected-note @+1 {{written by this put on @hb01 (rank 0 thread block 0), which no later signal on @hb01 publishes}}
+      mscl.put @hb01 to <rank 1, s[1]> from <rank 0, input[0]>
+      // expected-note @+1 {{written by this put on @hb01 (rank 0 thread block 0), which no later signal on @hb01 publishes}}
+      mscl.put @hb01 to <rank 1, s[2]> from <rank 0, input[0]>
+      // expected-note @+1 {{written by this put on @hb01 (rank 0 thread block 0), which no later signal on @hb01 publishes}}
+      mscl.put @hb01 to <rank 1, s[3]> from <rank 0, input[0]>
+      // expected-note @+1 {{written by this put on @hb01 (rank 0 thread block 0), which no later signal on @hb01 publishes}}
+      mscl.put @hb01 to <rank 1, s[4]> from <rank 0, input[0]>
+      // expected-note @+1 {{written by this put on @hb01 (rank 0 thread block 0), which no later signal on @hb01 publishes}}
+      mscl.put @hb01 to <rank 1, s[5]> from <rank 0, input[0]>
+      // expected-note @+1 {{written by this put on @hb01 (rank 0 thread block 0), which no later signal on @hb01 publishes}}
+      mscl.put @hb01 to <rank 1, s[6]> from <rank 0, input[0]>
+      // expected-note @+1 {{written by this put on @hb01 (rank 0 thread block 0), which no later signal on @hb01 publishes}}
+      mscl.put @hb01 to <rank 1, s[7]> from <rank 0, input[0]>
+      // expected-note @+1 {{written by this put on @hb01 (rank 0 thread block 0), which no later signal on @hb01 publishes}}
+      mscl.put @hb01 to <rank 1, s[8]> from <rank 0, input[0]>
+      // expected-note @+1 {{written by this put on @hb01 (rank 0 thread block 0), which no later signal on @hb01 publishes}}
+      mscl.put @hb01 to <rank 1, s[9]> from <rank 0, input[0]>
+      // expected-note @+1 {{written by this put on @hb01 (rank 0 thread block 0), which no later signal on @hb01 publishes}}
+      mscl.put @hb01 to <rank 1, s[10]> from <rank 0, input[0]>
+      // expected-note @+1 {{written by this put on @hb01 (rank 0 thread block 0), which no later signal on @hb01 publishes}}
+      mscl.put @hb01 to <rank 1, s[11]> from <rank 0, input[0]>
+      // expected-note @+1 {{written by this put on @hb01 (rank 0 thread block 0), which no later signal on @hb01 publishes}}
+      mscl.put @hb01 to <rank 1, s[12]> from <rank 0, input[0]>
+      // expected-note @+1 {{written by this put on @hb01 (rank 0 thread block 0), which no later signal on @hb01 publishes}}
+      mscl.put @hb01 to <rank 1, s[13]> from <rank 0, input[0]>
+      // expected-note @+1 {{written by this put on @hb01 (rank 0 thread block 0), which no later signal on @hb01 publishes}}
+      mscl.put @hb01 to <rank 1, s[14]> from <rank 0, input[0]>
+      // expected-note @+1 {{written by this put on @hb01 (rank 0 thread block 0), which no later signal on @hb01 publishes}}
+      mscl.put @hb01 to <rank 1, s[15]> from <rank 0, input[0]>
+      // expected-note @+1 {{written by this put on @hb01 (rank 0 thread block 0), which no later signal on @hb01 publishes}}
+      mscl.put @hb01 to <rank 1, s[16]> from <rank 0, input[0]>
+      // expected-note @+1 {{written by this put on @hb01 (rank 0 thread block 0), which no later signal on @hb01 publishes}}
+      mscl.put @hb01 to <rank 1, s[17]> from <rank 0, input[0]>
+      // expected-note @+1 {{written by this put on @hb01 (rank 0 thread block 0), which no later signal on @hb01 publishes}}
+      mscl.put @hb01 to <rank 1, s[18]> from <rank 0, input[0]>
+      // expected-note @+1 {{written by this put on @hb01 (rank 0 thread block 0), which no later signal on @hb01 publishes}}
+      mscl.put @hb01 to <rank 1, s[19]> from <rank 0, input[0]>
+      mscl.put @hb01 to <rank 1, s[20]> from <rank 0, input[0]>
+    }
+  }
+  mscl.rank 1 {
+    mscl.threadblock 0 {
+      // expected-error @+1 {{reads <rank 1, s[0]> before the wait that makes the put writing it visible}}
+      mscl.copy to <rank 1, output[0]> from <rank 1, s[0]>
+      // expected-error @+1 {{reads <rank 1, s[1]> before the wait that makes the put writing it visible}}
+      mscl.copy to <rank 1, output[0]> from <rank 1, s[1]>
+      // expected-error @+1 {{reads <rank 1, s[2]> before the wait that makes the put writing it visible}}
+      mscl.copy to <rank 1, output[0]> from <rank 1, s[2]>
+      // expected-error @+1 {{reads <rank 1, s[3]> before the wait that makes the put writing it visible}}
+      mscl.copy to <rank 1, output[0]> from <rank 1, s[3]>
+      // expected-error @+1 {{reads <rank 1, s[4]> before the wait that makes the put writing it visible}}
+      mscl.copy to <rank 1, output[0]> from <rank 1, s[4]>
+      // expected-error @+1 {{reads <rank 1, s[5]> before the wait that makes the put writing it visible}}
+      mscl.copy to <rank 1, output[0]> from <rank 1, s[5]>
+      // expected-error @+1 {{reads <rank 1, s[6]> before the wait that makes the put writing it visible}}
+      mscl.copy to <rank 1, output[0]> from <rank 1, s[6]>
+      // expected-error @+1 {{reads <rank 1, s[7]> before the wait that makes the put writing it visible}}
+      mscl.copy to <rank 1, output[0]> from <rank 1, s[7]>
+      // expected-error @+1 {{reads <rank 1, s[8]> before the wait that makes the put writing it visible}}
+      mscl.copy to <rank 1, output[0]> from <rank 1, s[8]>
+      // expected-error @+1 {{reads <rank 1, s[9]> before the wait that makes the put writing it visible}}
+      mscl.copy to <rank 1, output[0]> from <rank 1, s[9]>
+      // expected-error @+1 {{reads <rank 1, s[10]> before the wait that makes the put writing it visible}}
+      mscl.copy to <rank 1, output[0]> from <rank 1, s[10]>
+      // expected-error @+1 {{reads <rank 1, s[11]> before the wait that makes the put writing it visible}}
+      mscl.copy to <rank 1, output[0]> from <rank 1, s[11]>
+      // expected-error @+1 {{reads <rank 1, s[12]> before the wait that makes the put writing it visible}}
+      mscl.copy to <rank 1, output[0]> from <rank 1, s[12]>
+      // expected-error @+1 {{reads <rank 1, s[13]> before the wait that makes the put writing it visible}}
+      mscl.copy to <rank 1, output[0]> from <rank 1, s[13]>
+      // expected-error @+1 {{reads <rank 1, s[14]> before the wait that makes the put writing it visible}}
+      mscl.copy to <rank 1, output[0]> from <rank 1, s[14]>
+      // expected-error @+1 {{reads <rank 1, s[15]> before the wait that makes the put writing it visible}}
+      mscl.copy to <rank 1, output[0]> from <rank 1, s[15]>
+      // expected-error @+1 {{reads <rank 1, s[16]> before the wait that makes the put writing it visible}}
+      mscl.copy to <rank 1, output[0]> from <rank 1, s[16]>
+      // expected-error @+1 {{reads <rank 1, s[17]> before the wait that makes the put writing it visible}}
+      mscl.copy to <rank 1, output[0]> from <rank 1, s[17]>
+      // expected-error @+1 {{reads <rank 1, s[18]> before the wait that makes the put writing it visible}}
+      mscl.copy to <rank 1, output[0]> from <rank 1, s[18]>
+      // expected-error @+1 {{reads <rank 1, s[19]> before the wait that makes the put writing it visible}}
+      mscl.copy to <rank 1, output[0]> from <rank 1, s[19]>
+      mscl.copy to <rank 1, output[0]> from <rank 1, s[20]>
+    }
+  }
+}
