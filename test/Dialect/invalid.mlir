@@ -222,7 +222,7 @@ mscl.program @p attributes {collective = #mscl.collective<allreduce>,
   mscl.switch_channel @sw ranks [0, 1]
   mscl.rank 0 {
     mscl.threadblock 0 {
-      // expected-error @+1 {{'mscl.signal' op on LL channel @ll01: LL data carries its own flags}}
+      // expected-error @+1 {{'mscl.signal' op on LL channel @ll01: LL data carries its own flags; synchronise over an HB or port channel}}
       mscl.signal [@ll01]
     }
   }
