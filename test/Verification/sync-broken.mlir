@@ -183,3 +183,50 @@ mscl.program @deadlock_ring attributes {collective = #mscl.collective<custom>,
     }
   }
 }
+
+// -----
+
+// A signal inside a pipeline whose other end no rank waits on.
+mscl.program @pipeline_signal_unwaited attributes {collective = #mscl.collective<allreduce>,
+    ranks = 2 : i64, gpus_per_node = 2 : i64, instances = 1 : i64,
+    chunks = 1 : i64, input_chunks = 1 : i64, output_chunks = 1 : i64} {
+  mscl.buffer @input input[1]
+  mscl.buffer @output output[1]
+  mscl.channel @hb01 memory HB 0 -> 1
+  mscl.channel @hb10 memory HB 1 -> 0
+  mscl.rank 0 {
+    mscl.threadblock 0 {
+      mscl.pipeline unit 1024 {
+        // expected-error @+1 {{signal on @hb01 has no matching wait: rank 1 never waits on @hb10, its other end (in that pipeline)}}
+        mscl.signal [@hb01]
+      }
+    }
+  }
+  mscl.rank 1 {
+    mscl.threadblock 0 {
+      mscl.pipeline unit 1024 {
+        mscl.copy to <rank 1, output[0]> from <rank 1, input[0]>
+      }
+    }
+  }
+}
+
+// -----
+
+// A wait inside a pipeline whose other end no rank signals.
+mscl.program @pipeline_wait_unsignalled attributes {collective = #mscl.collective<allreduce>,
+    ranks = 2 : i64, gpus_per_node = 2 : i64, instances = 1 : i64,
+    chunks = 1 : i64, input_chunks = 1 : i64, output_chunks = 1 : i64} {
+  mscl.buffer @input input[1]
+  mscl.buffer @output output[1]
+  mscl.channel @hb01 memory HB 0 -> 1
+  mscl.channel @hb10 memory HB 1 -> 0
+  mscl.rank 1 {
+    mscl.threadblock 0 {
+      mscl.pipeline unit 1024 {
+        // expected-error @+1 {{wait on @hb10 has no matching signal: rank 0 never signals @hb01, its other end (in that pipeline)}}
+        mscl.wait [@hb10]
+      }
+    }
+  }
+}
