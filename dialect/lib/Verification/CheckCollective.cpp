@@ -369,12 +369,9 @@ namespace {
 struct CheckCollectivePass final
     : mscl::impl::CheckCollectiveBase<CheckCollectivePass> {
   void runOnOperation() override {
-    bool ok = true;
-    getOperation()->walk([&](ProgramOp program) {
-      GroupedDiagnostics grouped(program->getContext());
-      ok &= succeeded(CollectiveChecker(program).run());
-    });
-    if (!ok)
+    ProgramOp program = getOperation();
+    GroupedDiagnostics grouped(program->getContext());
+    if (failed(CollectiveChecker(program).run()))
       signalPassFailure();
     markAllAnalysesPreserved();
   }

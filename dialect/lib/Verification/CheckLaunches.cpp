@@ -26,12 +26,9 @@ namespace {
 struct CheckLaunchesPass final
     : mscl::impl::CheckLaunchesBase<CheckLaunchesPass> {
   void runOnOperation() override {
-    bool ok = true;
-    getOperation()->walk([&](ProgramOp program) {
-      GroupedDiagnostics grouped(program->getContext());
-      ok &= succeeded(checkAcrossLaunches(program));
-    });
-    if (!ok)
+    ProgramOp program = getOperation();
+    GroupedDiagnostics grouped(program->getContext());
+    if (failed(checkAcrossLaunches(program)))
       signalPassFailure();
     markAllAnalysesPreserved();
   }

@@ -47,10 +47,7 @@ LogicalResult checkProgram(ProgramOp program) {
 
 struct CheckSyncPass final : mscl::impl::CheckSyncBase<CheckSyncPass> {
   void runOnOperation() override {
-    bool ok = true;
-    getOperation()->walk(
-        [&](ProgramOp program) { ok &= succeeded(checkProgram(program)); });
-    if (!ok)
+    if (failed(checkProgram(getOperation())))
       signalPassFailure();
     markAllAnalysesPreserved();
   }

@@ -8,16 +8,22 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cctype>
+#include <thread>
 
 using namespace mlir;
 using namespace mscl::verify;
 
 GroupedDiagnostics::GroupedDiagnostics(MLIRContext *context)
     : context(context) {
-  handler = context->getDiagEngine().registerHandler([this](Diagnostic &d) {
-    held.push_back(std::move(d));
-    return success();
-  });
+  // Programs of one module are checked on threads of their own, each with
+  // its GroupedDiagnostics on the one context: hold only this thread's.
+  handler = context->getDiagEngine().registerHandler(
+      [this, owner = std::this_thread::get_id()](Diagnostic &d) {
+        if (std::this_thread::get_id() != owner)
+          return failure(); // the next handler's
+        held.push_back(std::move(d));
+        return success();
+      });
 }
 
 /// The location and the text with every number replaced: what two reports

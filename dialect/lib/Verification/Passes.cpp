@@ -11,8 +11,14 @@ void mscl::registerVerificationPasses() { registerMsclVerificationPasses(); }
 
 void mscl::addVerificationPasses(mlir::OpPassManager &pm,
                                  bool acrossLaunches) {
-  pm.addPass(createCheckSync());
-  pm.addPass(createCheckCollective());
+  // The checks run on each program: nested under a module, or in `pm`
+  // itself when it already runs on programs.
+  mlir::OpPassManager &programPm =
+      pm.getOpName() == ProgramOp::getOperationName()
+          ? pm
+          : pm.nest(ProgramOp::getOperationName());
+  programPm.addPass(createCheckSync());
+  programPm.addPass(createCheckCollective());
   if (acrossLaunches)
-    pm.addPass(createCheckLaunches());
+    programPm.addPass(createCheckLaunches());
 }

@@ -2,12 +2,14 @@
 //
 // mscl-check-sync proves a program free of deadlocks and races;
 // mscl-check-collective proves it computes its declared collective;
-// mscl-check-launches that back-to-back launches of it do not race. All
-// run on any operation and check every mscl.program nested in it.
+// mscl-check-launches that back-to-back launches of it do not race. Each
+// runs on one mscl.program (a pass manager nests them under a module).
 //
 //===----------------------------------------------------------------------===//
 #ifndef MSCL_VERIFICATION_PASSES_H
 #define MSCL_VERIFICATION_PASSES_H
+
+#include "mscl/IR/MsclOps.h"
 
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
@@ -22,9 +24,9 @@ namespace mscl {
 /// textual pipelines).
 void registerVerificationPasses();
 
-/// Appends the static checks to `pm`: check-sync, check-collective, then
-/// (with `acrossLaunches`) check-launches. A failing check fails the
-/// pipeline.
+/// Appends the static checks to `pm` (nested on mscl.program unless `pm`
+/// runs on programs): check-sync, check-collective, then (with
+/// `acrossLaunches`) check-launches. A failing check fails the pipeline.
 void addVerificationPasses(mlir::OpPassManager &pm,
                            bool acrossLaunches = true);
 

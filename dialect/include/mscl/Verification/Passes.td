@@ -5,10 +5,10 @@
 
 include "mlir/Pass/PassBase.td"
 
-def CheckSync : Pass<"mscl-check-sync"> {
+def CheckSync : Pass<"mscl-check-sync", "mscl::ProgramOp"> {
   let summary = "Proves an mscl.program free of deadlocks and data races";
   let description = [{
-    Checks every `mscl.program` under the operation it runs on:
+    Checks the `mscl.program` it runs on:
 
     - every signal on a channel has its wait on the other end and every wait
       its signal (counted per channel pair, per iteration inside pipelines);
@@ -25,7 +25,7 @@ def CheckSync : Pass<"mscl-check-sync"> {
   }];
 }
 
-def CheckCollective : Pass<"mscl-check-collective"> {
+def CheckCollective : Pass<"mscl-check-collective", "mscl::ProgramOp"> {
   let summary = "Proves that an mscl.program computes its collective";
   let description = [{
     Symbolic execution in the order of the abstract schedule: every chunk
@@ -41,10 +41,10 @@ def CheckCollective : Pass<"mscl-check-collective"> {
   }];
 }
 
-def CheckLaunches : Pass<"mscl-check-launches"> {
+def CheckLaunches : Pass<"mscl-check-launches", "mscl::ProgramOp"> {
   let summary = "Proves an mscl.program race-free over back-to-back launches";
   let description = [{
-    Runs two launches of every `mscl.program` (three when it has packet
+    Runs two launches of the `mscl.program` (three when it has packet
     buffers) one after the other on every rank, with what the runtime does
     between them: semaphores keep counting, LL flags are new per launch and
     packet buffers alternate by launch parity, plain scratch and user
