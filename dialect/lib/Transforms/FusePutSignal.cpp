@@ -11,7 +11,8 @@
 #include "FusionUtils.h"
 #include "mscl/Transforms/Passes.h"
 
-#include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mscl {
 #define GEN_PASS_DEF_MSCLFUSEPUTSIGNAL
@@ -31,42 +32,39 @@ bool isSingle(Operation *op, FlatSymbolRefAttr channel) {
          sync.getChannels()[0] == channel;
 }
 
+/// `Put` directly followed by a `Sync` on exactly its channel becomes
+/// `Fused`.
+template <typename Put, typename Sync, typename Fused>
+struct FuseWithNext final : OpRewritePattern<Put> {
+  using OpRewritePattern<Put>::OpRewritePattern;
+  LogicalResult matchAndRewrite(Put put,
+                                PatternRewriter &rewriter) const override {
+    Operation *next = put->getNextNode();
+    if (!isSingle<Sync>(next, put.getChannelAttr()))
+      return failure();
+    rewriter.eraseOp(next);
+    rewriter.replaceOpWithNewOp<Fused>(put, put.getChannelAttr(),
+                                       put.getDst(), put.getSrc());
+    return success();
+  }
+};
+
 struct FusePutSignalPass final
     : mscl::impl::MsclFusePutSignalBase<FusePutSignalPass> {
   void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<FuseWithNext<PutOp, SignalOp, PutWithSignalOp>,
+                 FuseWithNext<PutWithSignalOp, FlushOp,
+                              PutWithSignalAndFlushOp>>(&getContext());
+    // Only these rewrites: no folding, and the regions (thread blocks,
+    // pipeline bodies) stay as they are.
+    GreedyRewriteConfig config;
+    config.enableFolding(false).setRegionSimplificationLevel(
+        GreedySimplifyRegionLevel::Disabled);
     bool changed = false;
-    OpBuilder builder(&getContext());
-    forEachOpList(getOperation(), [&](Block &block) {
-      Operation *op = block.empty() ? nullptr : &block.front();
-      while (op) {
-        Operation *next = op->getNextNode();
-        if (auto put = dyn_cast<PutOp>(op)) {
-          if (isSingle<SignalOp>(next, put.getChannelAttr())) {
-            builder.setInsertionPoint(put);
-            op = PutWithSignalOp::create(builder, put.getLoc(),
-                                         put.getChannelAttr(), put.getDst(),
-                                         put.getSrc());
-            next->erase();
-            put->erase();
-            next = op->getNextNode();
-            changed = true;
-          }
-        }
-        if (auto put = dyn_cast<PutWithSignalOp>(op)) {
-          if (isSingle<FlushOp>(next, put.getChannelAttr())) {
-            builder.setInsertionPoint(put);
-            op = PutWithSignalAndFlushOp::create(builder, put.getLoc(),
-                                                 put.getChannelAttr(),
-                                                 put.getDst(), put.getSrc());
-            next->erase();
-            put->erase();
-            next = op->getNextNode();
-            changed = true;
-          }
-        }
-        op = next;
-      }
-    });
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
+                                     config, &changed)))
+      return signalPassFailure();
     if (!changed)
       markAllAnalysesPreserved();
   }
