@@ -297,7 +297,7 @@ mscl.program @ll_deadlock attributes {collective = #mscl.collective<custom>,
 
 // Twenty-one reads before the covering wait: the first twenty are
 // reported, the last only counted.
-// expected-error @+1 {{1 more unordered accesses not shown}}
+// expected-error @+1 {{1 more race report not shown}}
 mscl.program @too_many_races attributes {collective = #mscl.collective<allreduce>,
     ranks = 2 : i64, gpus_per_node = 2 : i64, instances = 1 : i64,
     chunks = 1 : i64, input_chunks = 1 : i64, output_chunks = 1 : i64} {

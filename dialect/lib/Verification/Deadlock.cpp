@@ -13,6 +13,8 @@
 #include "Checks.h"
 
 #include "mlir/IR/Diagnostics.h"
+
+#include <cassert>
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -87,10 +89,10 @@ void mscl::verify::reportDeadlock(const ProgramModel &model,
         model.step({head.block, head.step}).op->emitError()
         << "deadlock: " << model.blockName(head.block)
         << " waits here forever, " << waitingFor(model, head);
-    if (cycle.size() == 1)
-      diag << ", which is itself";
-    else
-      diag << "; " << cycle.size() << " thread blocks wait for each other";
+    // A block never waits for itself: that needs a channel from a rank to
+    // itself, which the channel verifier refuses.
+    assert(cycle.size() > 1 && "a block waiting for itself");
+    diag << "; " << cycle.size() << " thread blocks wait for each other";
     if (c == 0 && inCycles < blocked.size())
       diag << " (" << blocked.size() - inCycles << " more thread block"
            << (blocked.size() - inCycles == 1 ? " is" : "s are")

@@ -239,7 +239,8 @@ bool RaceDetector::finish(bool checkVisibility) {
     impl->checkVisibility();
   if (impl->suppressed)
     impl->model.program->emitError()
-        << impl->suppressed << " more unordered accesses not shown";
+        << impl->suppressed << " more race report"
+        << (impl->suppressed == 1 ? "" : "s") << " not shown";
   return impl->reports == 0;
 }
 
