@@ -197,7 +197,7 @@ mscl.program @pipeline_signal_unwaited attributes {collective = #mscl.collective
   mscl.rank 0 {
     mscl.threadblock 0 {
       mscl.pipeline unit 1024 {
-        // expected-error @+1 {{signal on @hb01 has no matching wait: rank 1 never waits on @hb10, its other end (in that pipeline)}}
+        // expected-error @+1 {{signal on @hb01 has no matching wait: rank 1 never waits on @hb10, its other end, in each iteration of this signal's pipeline}}
         mscl.signal [@hb01]
       }
     }
@@ -224,7 +224,7 @@ mscl.program @pipeline_wait_unsignalled attributes {collective = #mscl.collectiv
   mscl.rank 1 {
     mscl.threadblock 0 {
       mscl.pipeline unit 1024 {
-        // expected-error @+1 {{wait on @hb10 has no matching signal: rank 0 never signals @hb01, its other end (in that pipeline)}}
+        // expected-error @+1 {{wait on @hb10 has no matching signal: rank 0 never signals @hb01, its other end, in each iteration of this wait's pipeline}}
         mscl.wait [@hb10]
       }
     }

@@ -125,7 +125,9 @@ void PairingChecker::comparePair(int c) {
          << sender.dst << " cannot wait for it";
     else if (model.channels[e].owner < 0 || waitedCount == 0)
       os << "rank " << sender.dst << " never waits on " << model.channelName(e)
-         << ", its other end" << (perIteration ? " (in that pipeline)" : "");
+         << ", its other end"
+         << (perIteration ? ", in each iteration of this signal's pipeline"
+                          : "");
     else
       os << "rank " << sender.src << " signals " << nameC << " " << signalled
          << times(signalled) << (perIteration ? " per iteration" : "")
@@ -143,7 +145,9 @@ void PairingChecker::comparePair(int c) {
     os << "wait on " << model.channelName(e) << " has no matching signal: ";
     if (sender.owner < 0 || signalled == 0)
       os << "rank " << sender.src << " never signals " << nameC
-         << ", its other end" << (perIteration ? " (in that pipeline)" : "");
+         << ", its other end"
+         << (perIteration ? ", in each iteration of this wait's pipeline"
+                          : "");
     else
       os << "rank " << waiter.src << " waits on " << model.channelName(e) << " "
          << waitedCount << times(waitedCount)
