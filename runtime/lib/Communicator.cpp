@@ -4,6 +4,8 @@
 #include "mscclc/runtime/Executor.h"
 #include "mscclc/runtime/Nodes.h"
 #include "mscclc/runtime/Proxy.h"
+#include "mscclc/runtime/TcpStaging.h"
+#include "mscclc/runtime/TcpTransport.h"
 
 #include <algorithm>
 #include <atomic>
@@ -42,6 +44,11 @@ uint64_t hostHash() {
 
 const char *nodeSpec() {
   const char *env = getenv("MSCCLC_NODE_OF_RANK");
+  return env ? env : "";
+}
+
+const char *transportSpec() {
+  const char *env = getenv("MSCCLC_TRANSPORT");
   return env ? env : "";
 }
 
@@ -128,6 +135,9 @@ Status Communicator::init(const UniqueId &id, int rank, int nranks,
   MSCCLC_TRY(deviceArch(device, &mine.arch));
   MSCCLC_CUDA_CHECK(cudaDeviceGetPCIBusId(mine.busId, sizeof(mine.busId), device));
   mine.nodeSpecHash = fnv1a(nodeSpec());
+  mine.transportHash = fnv1a(transportSpec());
+  TransportKind checked;
+  MSCCLC_TRY(chooseTransport(true, &checked)); // a bad value fails here
 
   MSCCLC_TRY(Bootstrap::create(id, rank, nranks, &bootstrap_));
   peers_.assign(size_t(nranks), PeerInfo());
@@ -141,6 +151,11 @@ Status Communicator::init(const UniqueId &id, int rank, int nranks,
           "rank {}'s MSCCLC_NODE_OF_RANK differs from rank 0's (this rank's "
           "is '{}'): every rank must be given the same",
           r, nodeSpec()));
+    if (peers_[size_t(r)].transportHash != peers_[0].transportHash)
+      return invalidArgument(fmt::format(
+          "rank {}'s MSCCLC_TRANSPORT differs from rank 0's (this rank's is "
+          "'{}'): every rank must be given the same",
+          r, transportSpec()));
     hostOf.push_back(peers_[size_t(r)].hostHash);
   }
   MSCCLC_TRY(assignNodes(hostOf, nodeSpec(), &nodeOf_));
@@ -174,6 +189,7 @@ Communicator::~Communicator() {
     std::lock_guard<std::mutex> lock(executorMutex_);
     executors_.clear();
   }
+  tcp_.reset();
   proxy_.reset();
   DeviceGuard guard(device_);
   for (auto &entry : mappings_)
@@ -407,6 +423,46 @@ Status Communicator::proxy(Proxy **out) {
     MSCCLC_TRY(proxy_->start());
   }
   *out = proxy_.get();
+  return Status::ok();
+}
+
+Status Communicator::transportBetween(int a, int b, TransportKind *out) const {
+  return chooseTransport(node(a) == node(b), out);
+}
+
+Status Communicator::tcpNetwork(TcpNetwork **out) {
+  std::lock_guard<std::mutex> lock(tcpMutex_);
+  if (tcp_) {
+    *out = tcp_.get();
+    return Status::ok();
+  }
+  // Every rank chooses alike (init compared MSCCLC_TRANSPORT), so the
+  // peer lists match.
+  std::vector<int> peers;
+  for (int r = 0; r < nranks_; ++r) {
+    TransportKind k;
+    MSCCLC_TRY(transportBetween(rank_, r, &k));
+    if (r != rank_ && k == TransportKind::Tcp)
+      peers.push_back(r);
+  }
+  TcpOptions options;
+  MSCCLC_TRY(tcpOptionsFromEnv(&options));
+  options.staging = cudaStagingBackend(device_);
+  DeviceGuard guard(device_);
+  MSCCLC_TRY(TcpNetwork::connect(*bootstrap_, peers, options, &tcp_)
+                 .context(fmt::format("rank {}: connecting the tcp transport",
+                                      rank_)));
+  std::string list;
+  for (int p : peers)
+    list += (list.empty() ? "" : ", ") + std::to_string(p);
+  MSCCLC_LOG(Info,
+             "rank {}: tcp transport to rank{} {} (GPU memory staged through "
+             "pinned host memory, {} slices of {} bytes in flight per "
+             "direction)",
+             rank_, peers.size() == 1 ? "" : "s", list.empty() ? "none" : list,
+             options.stagingSlots,
+             static_cast<unsigned long long>(options.sliceBytes));
+  *out = tcp_.get();
   return Status::ok();
 }
 

@@ -3,6 +3,7 @@
 #include "mscclc/runtime/Executor.h"
 #include "mscclc/runtime/Multicast.h"
 #include "mscclc/runtime/Nodes.h"
+#include "mscclc/runtime/TcpTransport.h"
 
 #include "mscclc/device/Layout.h"
 
@@ -203,6 +204,17 @@ Status Executor::init() {
           plan_.name));
     MSCCLC_TRY(module_.function(plan_.premulKernel, &premulKernel_));
   }
+  // The TCP network is set up collectively: every rank decides from the
+  // whole plan, so all call it or none.
+  bool usesTcp = false;
+  for (const RankPlan &rp : plan_.rankPlans)
+    for (const PlanChannel &c : rp.portChannels) {
+      TransportKind k;
+      MSCCLC_TRY(comm_.transportBetween(rp.rank, c.peer, &k));
+      usesTcp |= k == TransportKind::Tcp;
+    }
+  if (usesTcp)
+    MSCCLC_TRY(comm_.tcpNetwork(&tcp_));
   MSCCLC_TRY(checkDeviceFit());
 
   size_t nMem = rankPlan_.memoryChannels.size();
@@ -214,6 +226,10 @@ Status Executor::init() {
   MSCCLC_CUDA_CHECK(cudaStreamCreateWithFlags(&setupStream_, cudaStreamNonBlocking));
   MSCCLC_CUDA_CHECK(mallocPeerVisible(&semaphores_, semBytes));
   MSCCLC_TRY(zeroDevice(semaphores_, nSem * sizeof(uint64_t)));
+  // Before the exchange: peers signal only once they know the address.
+  if (tcp_)
+    MSCCLC_TRY(tcp_->registerSemaphores(semaphores_, nSem, MemoryKind::Device,
+                                        &semaphoreWindow_));
   MSCCLC_CUDA_CHECK(
       cudaMalloc(&blockEpoch_, size_t(rankPlan_.blocks) * sizeof(mscclc_u32)));
   MSCCLC_TRY(startEpochs());
@@ -296,7 +312,9 @@ Status Executor::checkDeviceFit() {
       &sms, cudaDevAttrMultiProcessorCount, comm_.device()));
   mine.perSm = perSm;
   mine.sms = sms;
-  mine.streams = int32_t(1 + proxyStreamCount());
+  // The TCP network copies on a stream per connection.
+  mine.streams = int32_t(1 + proxyStreamCount() +
+                         (tcp_ ? tcp_->peers().size() : 0));
   MSCCLC_TRY(comm_.bootstrap().allGather(needs.data(), sizeof(Need)));
   // Every rank on the GPU computes the same sums, so all refuse alike.
   double share = 0; // of the GPU's block slots (per-kernel estimate)
@@ -347,6 +365,11 @@ Executor::~Executor() {
   freeContexts(all);
   for (ScratchGeneration &g : keptScratch_)
     freeGeneration(g);
+  if (tcp_) {
+    for (uint32_t w : {semaphoreWindow_, scratchWindow_})
+      if (w)
+        tcp_->unregister(w);
+  }
   comm_.release(peerScratch_);
   comm_.release(peerSemaphores_);
   for (cudaStream_t s : portStreams_)
@@ -382,6 +405,8 @@ void Executor::freeContexts(std::vector<std::unique_ptr<Context>> &contexts) {
   if (proxy_ && !contexts.empty())
     proxy_->waitForPass();
   for (auto &c : contexts) {
+    for (uint32_t w : c->windows)
+      tcp_->unregister(w);
     comm_.release(c->peerUser);
     if (c->tables)
       MSCCLC_CUDA_WARN(cudaFree(c->tables));
@@ -408,6 +433,9 @@ std::vector<std::unique_ptr<Executor::Context>> Executor::takeContexts(bool capt
 
 void Executor::freeGeneration(ScratchGeneration &g) {
   freeContexts(g.contexts);
+  if (g.window)
+    tcp_->unregister(g.window);
+  g.window = 0;
   comm_.release(g.peerScratch);
   g.peerScratch.clear();
   if (g.scratch)
@@ -511,6 +539,8 @@ Status Executor::retireScratch() {
   old.scratch = scratch_;
   old.bytes = layout_.total();
   old.peerScratch = std::move(peerScratch_);
+  old.window = scratchWindow_;
+  scratchWindow_ = 0;
   old.contexts = takeContexts(false);
   for (auto &c : takeContexts(true))
     old.contexts.push_back(std::move(c));
@@ -556,6 +586,9 @@ Status Executor::ensureScratch(uint64_t count) {
   // LL flags start at 0 and launches use flags >= 1.
   MSCCLC_TRY(zeroDevice(scratch_, bytes));
   layout_ = grown; // only once the memory is there
+  if (tcp_)
+    MSCCLC_TRY(tcp_->registerWindow(scratch_, bytes, MemoryKind::Device,
+                                    &scratchWindow_));
   MSCCLC_TRY(comm_.exchange({scratch_}, &peerScratch_)
                  .context("exchanging scratch buffers"));
   MSCCLC_LOG(Debug, "rank {}: scratch of {} is {} bytes", comm_.rank(),
@@ -630,6 +663,22 @@ Status Executor::buildContext(const void *input, void *output, Context *ctx) {
     auto evict = [this] { evictContexts(); };
     if (contexts_.size() >= maxContexts())
       evict();
+    if (tcp_) {
+      // Peers on other nodes put into them once they know the addresses.
+      for (const void *p : {input, static_cast<const void *>(output)}) {
+        CUdeviceptr base = 0;
+        size_t size = 0;
+        if (!p || api->memGetAddressRange(&base, &size, toDevicePtr(p)) !=
+                      CUDA_SUCCESS)
+          continue;
+        uint32_t w = 0;
+        MSCCLC_TRY(tcp_->registerWindow(
+            const_cast<void *>(p),
+            uint64_t(base) + size - reinterpret_cast<uint64_t>(p),
+            MemoryKind::Device, &w));
+        ctx->windows.push_back(w);
+      }
+    }
     MSCCLC_TRY(comm_.exchange({const_cast<void *>(input), output},
                               &ctx->peerUser, evict)
                    .context("exchanging user buffers"));
@@ -640,11 +689,17 @@ Status Executor::buildContext(const void *input, void *output, Context *ctx) {
       // The peer's staging: the same offsets in its scratch (every rank
       // grows its scratch alike).
       bool reached = which == 0 ? stageIn_ : stageOut_;
-      if (!reached || peerScratch_.empty() || !peerScratch_[size_t(r)][0].ptr)
+      if (!reached || peerScratch_.empty())
+        return {};
+      const PeerPointer &s = peerScratch_[size_t(r)][0];
+      if (!s.ptr && !s.remote)
         return {};
       uint64_t offset = layout_.plan + (which == 0 ? 0 : layout_.input);
       PeerPointer p;
-      p.ptr = static_cast<char *>(peerScratch_[size_t(r)][0].ptr) + offset;
+      if (s.ptr)
+        p.ptr = static_cast<char *>(s.ptr) + offset;
+      if (s.remote)
+        p.remote = s.remote + offset;
       p.extent = which == 0 ? layout_.input : layout_.output;
       return p;
     }
@@ -721,6 +776,16 @@ Status Executor::buildContext(const void *input, void *output, Context *ctx) {
       pc->counter = &signalCounters_[i];
       pc->peer = c.peer;
       pc->planIndex = int(i);
+      TransportKind kind;
+      MSCCLC_TRY(comm_.transportBetween(comm_.rank(), c.peer, &kind));
+      if (kind == TransportKind::Tcp) {
+        PeerPointer dst[3] = {peerUser(c.peer, 0), peerUser(c.peer, 1), {}};
+        if (!peerScratch_.empty()) {
+          dst[2] = peerScratch_[size_t(c.peer)][0];
+          dst[2].extent = std::min(dst[2].extent, layout_.plan);
+        }
+        MSCCLC_TRY(tcpLink(c, pc.get(), &signalCounters_[i], dst, ctx));
+      }
       uint32_t proxyId = uint32_t(size_t(ctx->index) * nPort + i);
       port[i].proxyId = proxyId;
       port[i].reserved = 0;
@@ -755,6 +820,41 @@ Status Executor::buildContext(const void *input, void *output, Context *ctx) {
       ctx->switchChannels = reinterpret_cast<MscclcSwitchChannel *>(at);
     }
   }
+  return Status::ok();
+}
+
+Status Executor::tcpLink(const PlanChannel &c, ProxyChannel *pc,
+                         uint64_t *counter, const PeerPointer dst[3],
+                         Context *ctx) {
+  if (!tcp_)
+    return internalError(fmt::format(
+        "program {}: port channel {} goes over tcp, but no network was set up",
+        plan_.name, c.name));
+  TcpChannelSpec spec;
+  for (int b = 0; b < 3; ++b) {
+    spec.src[b] = pc->src[b];
+    spec.srcExtent[b] = pc->srcExtent[b];
+    spec.dst[b] = dst[b].remote;
+    spec.dstExtent[b] = dst[b].extent;
+  }
+  spec.srcKind = MemoryKind::Device;
+  std::unique_ptr<StagingCopier> copier;
+  // The channel's stream: its copies to the staging slots keep its order.
+  MSCCLC_TRY(tcp_->options().staging->copier(pc->stream, &copier));
+  spec.copier = copier.get();
+  if (c.peerIndex >= 0) {
+    // The peer's port semaphores follow its memory ones.
+    size_t slot = size_t(c.peerIndex) +
+                  plan_.rankPlans[size_t(c.peer)].memoryChannels.size();
+    spec.semaphore =
+        peerSemaphores_[size_t(c.peer)][0].remote + slot * sizeof(uint64_t);
+  }
+  spec.counter = counter;
+  std::unique_ptr<Transport> link;
+  MSCCLC_TRY(tcp_->channel(c.peer, spec, &link));
+  pc->transport = link.get();
+  ctx->copiers.push_back(std::move(copier));
+  ctx->links.push_back(std::move(link));
   return Status::ok();
 }
 

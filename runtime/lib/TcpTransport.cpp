@@ -36,7 +36,7 @@ constexpr const char *kTimeoutKnob = "MSCCLC_TRANSPORT_TIMEOUT";
 const char *tcpwire::checkFrameHeader(const FrameHeader &h, uint64_t maxSlice) {
   if (h.magic != kFrameMagic)
     return "bad frame magic";
-  if (h.reserved != 0)
+  if (h.reserved != 0 || h.id != 0)
     return "reserved field not zero";
   switch (h.type) {
   case kFrameData:
@@ -92,11 +92,62 @@ struct TcpNetwork::Registry {
   struct Window {
     char *base;
     uint64_t size;
+    MemoryKind kind;
+    bool semaphores;
   };
   std::shared_mutex mutex;
   std::unordered_map<uint32_t, Window> windows;
-  std::unordered_map<uint32_t, uint64_t *> semaphores;
+  uint32_t next = 1;
+
+  /// The window of that use holding [address, address + size), or null.
+  /// Windows are few (a program's buffers): a scan is cheap next to a
+  /// slice.
+  const Window *find(uint64_t address, uint64_t size, bool semaphores) const {
+    for (const auto &[id, w] : windows) {
+      uint64_t base = reinterpret_cast<uint64_t>(w.base);
+      if (w.semaphores == semaphores && address >= base &&
+          address - base <= w.size && size <= w.size - (address - base))
+        return &w;
+    }
+    return nullptr;
+  }
 };
+
+namespace {
+
+/// A ring of pinned slices for staging device memory.
+class StagingRing {
+public:
+  ~StagingRing() {
+    if (base_)
+      backend_->release(base_);
+  }
+  Status init(StagingBackend *backend, unsigned slots, uint64_t slice) {
+    backend_ = backend;
+    slice_ = slice;
+    tickets_.assign(slots, 0);
+    for (unsigned i = 0; i < slots; ++i)
+      free_.push_back(i);
+    void *p = nullptr;
+    MSCCLC_TRY(backend->allocate(size_t(slots) * slice, &p)
+                   .context("allocating pinned staging memory"));
+    base_ = static_cast<char *>(p);
+    return Status::ok();
+  }
+  char *slot(unsigned i) const { return base_ + uint64_t(i) * slice_; }
+  unsigned size() const { return unsigned(tickets_.size()); }
+  /// The copy that last used a slot (receive side), 0 if none.
+  uint64_t &ticket(unsigned i) { return tickets_[i]; }
+  std::deque<unsigned> free_; ///< send side: slots not in flight
+
+private:
+  StagingBackend *backend_ = nullptr;
+  char *base_ = nullptr;
+  uint64_t slice_ = 0;
+  std::vector<uint64_t> tickets_;
+};
+
+} // namespace
 
 /// One connection to one peer: a queue of frames, the thread that sends
 /// them and the thread that handles the peer's.
@@ -108,24 +159,33 @@ public:
         options_(options),
         who_(fmt::format("tcp transport (rank {} to rank {})", rank, peer)) {}
   ~TcpConnection();
-  void start();
+  Status start();
 
+  struct Op {
+    FrameHeader header;
+    const char *payload = nullptr;
+    /// Staged payloads: the copy that fills the slot, and the slot.
+    StagingCopier *copier = nullptr;
+    uint64_t ticket = 0;
+    int slot = -1;
+  };
   /// Queues a frame; returns its sequence number (for waitSent).
-  Status enqueue(const FrameHeader &h, const char *payload, uint64_t *seq);
+  Status enqueue(const Op &op, uint64_t *seq);
+  /// A send slot for a staged slice; blocks while all are in flight.
+  Status acquireSendSlot(int *slot, char **data);
+  void releaseSendSlot(int slot);
   /// Blocks until frames up to `seq` went out (or the connection failed).
   Status waitSent(uint64_t seq);
   Status error();
   uint64_t sliceBytes() const { return options_.sliceBytes; }
 
 private:
-  struct Op {
-    FrameHeader header;
-    const char *payload;
-  };
   void sendLoop();
   void recvLoop();
   Status sendOp(const Op &op);
   Status recvFrame(bool *closed);
+  Status recvData(const FrameHeader &h, const TcpNetwork::Registry::Window &w,
+                  const net::Deadline &d, const std::string &from);
   void fail(Status s);
   net::Deadline deadline() const {
     return net::Deadline::in(options_.timeoutSeconds, who_.c_str(),
@@ -149,11 +209,47 @@ private:
   Status error_;
   std::thread sender_;
   std::thread receiver_;
+  // Device memory (options_.staging): the send slots are guarded by
+  // mutex_; the receive side is the receiver thread's alone.
+  std::unique_ptr<StagingRing> sendRing_, recvRing_;
+  std::unique_ptr<StagingCopier> recvCopier_;
+  unsigned recvNext_ = 0;
+  uint64_t recvLast_ = 0; ///< the last receive copy queued
 };
 
-void TcpConnection::start() {
+Status TcpConnection::start() {
+  if (StagingBackend *b = options_.staging.get()) {
+    sendRing_ = std::make_unique<StagingRing>();
+    recvRing_ = std::make_unique<StagingRing>();
+    unsigned n = std::max(2u, options_.stagingSlots);
+    MSCCLC_TRY(sendRing_->init(b, n, options_.sliceBytes));
+    MSCCLC_TRY(recvRing_->init(b, n, options_.sliceBytes));
+    MSCCLC_TRY(b->copier(nullptr, &recvCopier_));
+  }
   sender_ = std::thread([this] { sendLoop(); });
   receiver_ = std::thread([this] { recvLoop(); });
+  return Status::ok();
+}
+
+Status TcpConnection::acquireSendSlot(int *slot, char **data) {
+  if (!sendRing_)
+    return invalidArgument(fmt::format(
+        "{}: a put from device memory, but the network has no staging", who_));
+  std::unique_lock<std::mutex> lock(mutex_);
+  // No deadline of its own: the sender frees slots under its send deadline.
+  cv_.wait(lock, [&] { return !sendRing_->free_.empty() || !error_.isOk(); });
+  if (!error_.isOk())
+    return error_;
+  *slot = int(sendRing_->free_.front());
+  sendRing_->free_.pop_front();
+  *data = sendRing_->slot(unsigned(*slot));
+  return Status::ok();
+}
+
+void TcpConnection::releaseSendSlot(int slot) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  sendRing_->free_.push_back(unsigned(slot));
+  cv_.notify_all();
 }
 
 TcpConnection::~TcpConnection() {
@@ -167,6 +263,9 @@ TcpConnection::~TcpConnection() {
   stopReceiving_.store(true);
   if (receiver_.joinable())
     receiver_.join();
+  // The device may still copy out of the receive slots.
+  if (recvCopier_ && recvLast_)
+    (void)recvCopier_->wait(recvLast_);
 }
 
 void TcpConnection::fail(Status s) {
@@ -184,12 +283,11 @@ Status TcpConnection::error() {
   return error_;
 }
 
-Status TcpConnection::enqueue(const FrameHeader &h, const char *payload,
-                              uint64_t *seq) {
+Status TcpConnection::enqueue(const Op &op, uint64_t *seq) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!error_.isOk())
     return error_;
-  queue_.push_back({h, payload});
+  queue_.push_back(op);
   *seq = ++queued_;
   cv_.notify_all();
   return Status::ok();
@@ -203,6 +301,9 @@ Status TcpConnection::waitSent(uint64_t seq) {
 }
 
 Status TcpConnection::sendOp(const Op &op) {
+  if (op.copier) // the slice is in its slot once the copy is done
+    MSCCLC_TRY(op.copier->wait(op.ticket).context(
+        fmt::format("{}: staging a slice from the device", who_)));
   net::Deadline d = deadline();
   MSCCLC_TRY(net::sendAll(fd_.get(), &op.header, sizeof(op.header), d,
                           "sending a frame header"));
@@ -213,6 +314,8 @@ Status TcpConnection::sendOp(const Op &op) {
 }
 
 void TcpConnection::sendLoop() {
+  if (options_.staging)
+    options_.staging->bindThread();
   for (;;) {
     Op op;
     {
@@ -232,6 +335,8 @@ void TcpConnection::sendLoop() {
       queue_.pop_front();
     }
     Status s = sendOp(op);
+    if (op.slot >= 0)
+      releaseSendSlot(op.slot);
     if (!s.isOk()) {
       fail(std::move(s.context(fmt::format(
           "{}: the connection to rank {} failed (did its process die or "
@@ -284,35 +389,64 @@ Status TcpConnection::recvFrame(bool *closed) {
   }
   std::shared_lock<std::shared_mutex> lock(registry_.mutex);
   if (h.type == kFrameSignal) {
-    auto it = registry_.semaphores.find(h.id);
-    if (it == registry_.semaphores.end())
+    const auto *w = h.address % 8 == 0
+                        ? registry_.find(h.address, sizeof(uint64_t), true)
+                        : nullptr;
+    if (!w)
       return invalidArgument(fmt::format(
-          "{}: rank {} signals semaphore {}, which is not registered: refused",
-          who_, peer_, h.id));
-    __atomic_store_n(it->second, h.size, __ATOMIC_RELEASE);
+          "{}: rank {} signals the word at {:#x}, which is no semaphore "
+          "registered for it: refused",
+          who_, peer_, static_cast<unsigned long long>(h.address)));
+    auto *word = reinterpret_cast<uint64_t *>(h.address);
+    if (w->kind == MemoryKind::Device) {
+      // Queued behind the slices' copies: seen after their data.
+      if (!recvCopier_)
+        return internalError(fmt::format(
+            "{}: a device semaphore, but the network has no staging", who_));
+      return recvCopier_->store(word, h.size);
+    }
+    if (recvLast_)
+      MSCCLC_TRY(recvCopier_->wait(recvLast_));
+    __atomic_store_n(word, h.size, __ATOMIC_RELEASE);
     return Status::ok();
   }
-  auto it = registry_.windows.find(h.id);
-  if (it == registry_.windows.end())
+  const auto *w = registry_.find(h.address, h.size, false);
+  if (!w)
     return invalidArgument(fmt::format(
-        "{}: rank {} puts {} bytes into window {}, which is not registered: "
-        "refused",
-        who_, peer_, static_cast<unsigned long long>(h.size), h.id));
-  const auto &w = it->second;
-  if (h.offset > w.size || h.size > w.size - h.offset)
-    return invalidArgument(fmt::format(
-        "{}: rank {} puts {} bytes at offset {} of window {}, which has {}: "
-        "out of bounds, refused",
+        "{}: rank {} puts {} bytes at {:#x}, outside every window registered "
+        "for it: out of bounds, refused",
         who_, peer_, static_cast<unsigned long long>(h.size),
-        static_cast<unsigned long long>(h.offset), h.id,
-        static_cast<unsigned long long>(w.size)));
-  return net::recvAll(fd_.get(), w.base + h.offset, h.size, d,
-                      fmt::format("receiving {} bytes of data",
-                                  static_cast<unsigned long long>(h.size)))
-      .context(from);
+        static_cast<unsigned long long>(h.address)));
+  return recvData(h, *w, d, from);
+}
+
+Status TcpConnection::recvData(const FrameHeader &h,
+                               const TcpNetwork::Registry::Window &w,
+                               const net::Deadline &d,
+                               const std::string &from) {
+  std::string what = fmt::format("receiving {} bytes of data",
+                                 static_cast<unsigned long long>(h.size));
+  char *dst = reinterpret_cast<char *>(h.address);
+  if (w.kind == MemoryKind::Host)
+    return net::recvAll(fd_.get(), dst, h.size, d, what).context(from);
+  if (!recvCopier_)
+    return internalError(fmt::format(
+        "{}: a device window, but the network has no staging", who_));
+  // The next slot, once its previous copy to the device is done.
+  unsigned i = recvNext_;
+  recvNext_ = (recvNext_ + 1) % recvRing_->size();
+  if (uint64_t t = recvRing_->ticket(i))
+    MSCCLC_TRY(recvCopier_->wait(t));
+  char *slot = recvRing_->slot(i);
+  MSCCLC_TRY(net::recvAll(fd_.get(), slot, h.size, d, what).context(from));
+  MSCCLC_TRY(recvCopier_->copy(dst, slot, h.size, &recvRing_->ticket(i)));
+  recvLast_ = recvRing_->ticket(i);
+  return Status::ok();
 }
 
 void TcpConnection::recvLoop() {
+  if (options_.staging)
+    options_.staging->bindThread();
   for (;;) {
     bool closed = false;
     Status s = recvFrame(&closed);
@@ -333,16 +467,19 @@ namespace {
 /// A port channel over a TcpConnection.
 class TcpTransport final : public Transport {
 public:
-  TcpTransport(TcpConnection &c, const TcpChannelSpec &spec)
-      : conn_(c), spec_(spec) {}
+  TcpTransport(TcpConnection &c, int peer, const TcpChannelSpec &spec)
+      : conn_(c), peer_(peer), spec_(spec) {}
+  /// Queued frames name this channel's copier: they leave first.
+  ~TcpTransport() override { (void)conn_.waitSent(last_); }
   TransportKind kind() const override { return TransportKind::Tcp; }
 
   Status put(uint32_t srcBuffer, uint64_t srcOffset, uint32_t dstBuffer,
              uint64_t dstOffset, uint64_t size) override {
-    if (srcBuffer > 2 || dstBuffer > 2 || !spec_.src[srcBuffer])
-      return invalidArgument(
-          fmt::format("tcp put names buffer {} -> {}, which is not mapped",
-                      srcBuffer, dstBuffer));
+    if (srcBuffer > 2 || dstBuffer > 2 || !spec_.src[srcBuffer] ||
+        !spec_.dst[dstBuffer])
+      return invalidArgument(fmt::format(
+          "tcp put to rank {} names buffer {} -> {}, which is not mapped",
+          peer_, srcBuffer, dstBuffer));
     uint64_t extent = spec_.srcExtent[srcBuffer];
     if (srcOffset > extent || size > extent - srcOffset)
       return invalidArgument(fmt::format(
@@ -350,31 +487,72 @@ public:
           static_cast<unsigned long long>(size),
           static_cast<unsigned long long>(srcOffset), srcBuffer,
           static_cast<unsigned long long>(extent)));
+    uint64_t dstExtent = spec_.dstExtent[dstBuffer];
+    if (dstOffset > dstExtent || size > dstExtent - dstOffset)
+      return invalidArgument(fmt::format(
+          "tcp put of {} bytes at {} runs past rank {}'s buffer {} ({} bytes)",
+          static_cast<unsigned long long>(size),
+          static_cast<unsigned long long>(dstOffset), peer_, dstBuffer,
+          static_cast<unsigned long long>(dstExtent)));
+    bool staged = spec_.srcKind == MemoryKind::Device;
+    if (staged && !spec_.copier)
+      return internalError("tcp put from device memory without a copier");
     const char *src = static_cast<const char *>(spec_.src[srcBuffer]);
     for (uint64_t done = 0; done < size;) {
       uint64_t n = std::min(conn_.sliceBytes(), size - done);
-      FrameHeader h{kFrameMagic, kFrameData,       spec_.dstWindow[dstBuffer],
-                    0,           dstOffset + done, n};
-      MSCCLC_TRY(conn_.enqueue(h, src + srcOffset + done, &last_));
+      TcpConnection::Op op;
+      op.header = {kFrameMagic, kFrameData, 0, 0,
+                   spec_.dst[dstBuffer] + dstOffset + done, n};
+      op.payload = src + srcOffset + done;
+      if (staged) {
+        char *slot = nullptr;
+        MSCCLC_TRY(conn_.acquireSendSlot(&op.slot, &slot));
+        Status copied = spec_.copier->copy(slot, op.payload, n, &op.ticket);
+        if (!copied.isOk()) {
+          conn_.releaseSendSlot(op.slot);
+          return copied;
+        }
+        op.payload = slot;
+        op.copier = spec_.copier;
+        lastCopy_ = op.ticket;
+      }
+      MSCCLC_TRY(conn_.enqueue(op, &last_));
       done += n;
     }
     return Status::ok();
   }
 
   Status signal() override {
-    FrameHeader h{kFrameMagic, kFrameSignal, spec_.semaphoreId, 0,
-                  0,           ++counter_};
-    return conn_.enqueue(h, nullptr, &last_);
+    if (!spec_.semaphore)
+      return invalidArgument(fmt::format(
+          "tcp channel to rank {} signals, but the peer has no semaphore for "
+          "it",
+          peer_));
+    TcpConnection::Op op;
+    uint64_t value = spec_.counter ? ++*spec_.counter : ++counter_;
+    op.header = {kFrameMagic, kFrameSignal, 0, 0, spec_.semaphore, value};
+    return conn_.enqueue(op, &last_);
   }
 
-  Status flush() override { return conn_.waitSent(last_); }
+  /// Staged sources may be overwritten once copied to their slots; host
+  /// ones once sent.
+  Status flush() override {
+    if (spec_.srcKind == MemoryKind::Device) {
+      if (lastCopy_)
+        MSCCLC_TRY(spec_.copier->wait(lastCopy_));
+      return conn_.error();
+    }
+    return conn_.waitSent(last_);
+  }
   Status asyncError() override { return conn_.error(); }
 
 private:
   TcpConnection &conn_;
+  int peer_;
   TcpChannelSpec spec_;
-  uint64_t counter_ = 0; ///< signals sent
-  uint64_t last_ = 0;    ///< the last frame queued
+  uint64_t counter_ = 0;  ///< signals sent (without spec_.counter)
+  uint64_t last_ = 0;     ///< the last frame queued
+  uint64_t lastCopy_ = 0; ///< the last staging copy queued
 };
 
 PairHello helloOf(const Bootstrap &b) {
@@ -470,7 +648,7 @@ Status TcpNetwork::connect(Bootstrap &b, const std::vector<int> &peers,
   for (auto &[p, fd] : fds) {
     auto c = std::make_unique<TcpConnection>(rank, p, std::move(fd),
                                              *self->registry_, options);
-    c->start();
+    MSCCLC_TRY(c->start());
     self->connections_[p] = std::move(c);
   }
   MSCCLC_LOG(Debug, "{}: connected to {} peers, slices of {} bytes", who,
@@ -480,20 +658,43 @@ Status TcpNetwork::connect(Bootstrap &b, const std::vector<int> &peers,
   return Status::ok();
 }
 
-Status TcpNetwork::registerWindow(uint32_t id, void *base, uint64_t size) {
+Status TcpNetwork::registerWindow(void *base, uint64_t size, MemoryKind kind,
+                                  uint32_t *handle) {
   if (!base && size)
     return invalidArgument("tcp transport: a window at null");
+  if (kind == MemoryKind::Device && !options_.staging)
+    return internalError(
+        "tcp transport: a device window, but the network has no staging");
   std::unique_lock<std::shared_mutex> lock(registry_->mutex);
-  registry_->windows[id] = {static_cast<char *>(base), size};
+  *handle = registry_->next++;
+  registry_->windows[*handle] = {static_cast<char *>(base), size, kind, false};
   return Status::ok();
 }
 
-Status TcpNetwork::registerSemaphore(uint32_t id, uint64_t *semaphore) {
-  if (!semaphore)
-    return invalidArgument("tcp transport: a semaphore at null");
+Status TcpNetwork::registerSemaphores(uint64_t *base, uint64_t count,
+                                      MemoryKind kind, uint32_t *handle) {
+  if (!base)
+    return invalidArgument("tcp transport: semaphores at null");
+  if (kind == MemoryKind::Device && !options_.staging)
+    return internalError(
+        "tcp transport: device semaphores, but the network has no staging");
   std::unique_lock<std::shared_mutex> lock(registry_->mutex);
-  registry_->semaphores[id] = semaphore;
+  *handle = registry_->next++;
+  registry_->windows[*handle] = {reinterpret_cast<char *>(base),
+                                 count * sizeof(uint64_t), kind, true};
   return Status::ok();
+}
+
+void TcpNetwork::unregister(uint32_t handle) {
+  std::unique_lock<std::shared_mutex> lock(registry_->mutex);
+  registry_->windows.erase(handle);
+}
+
+std::vector<int> TcpNetwork::peers() const {
+  std::vector<int> out;
+  for (const auto &[p, c] : connections_)
+    out.push_back(p);
+  return out;
 }
 
 Status TcpNetwork::channel(int peer, const TcpChannelSpec &spec,
@@ -502,7 +703,7 @@ Status TcpNetwork::channel(int peer, const TcpChannelSpec &spec,
   if (it == connections_.end())
     return invalidArgument(fmt::format(
         "tcp transport: rank {} has no connection to rank {}", rank_, peer));
-  *out = std::make_unique<TcpTransport>(*it->second, spec);
+  *out = std::make_unique<TcpTransport>(*it->second, peer, spec);
   return Status::ok();
 }
 

@@ -1,9 +1,12 @@
 //===- TcpTransportTest.cpp - Port channels over loopback TCP -------------===//
 //
 // Two forked ranks over 127.0.0.1: puts, signals and flushes of sizes around
-// the slice, content checked; a peer killed mid-transfer and a stopped peer
-// turn into errors naming it; a write outside a window is refused. Plus the
-// transport choice and the frame checks on plain values.
+// the slice, content checked, from host memory and staged as device memory
+// is (through slots, behind copies that lag: a signal seen before its data,
+// a slot reused too early or a flush that returns before the source was
+// read shows up as wrong bytes); a peer killed mid-transfer and a stopped
+// peer turn into errors naming it; a write outside a window is refused.
+// Plus the transport choice and the frame checks on plain values.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,10 +16,13 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <functional>
+#include <mutex>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -28,8 +34,116 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 constexpr uint64_t kSlice = 64 * 1024;
-constexpr uint32_t kWindow = 7;
-constexpr uint32_t kSemaphore = 3;
+
+/// Stands in for a GPU stream: copies and stores run in order on a thread
+/// of their own, each a little late, so whatever does not wait for them
+/// sees stale bytes.
+class LaggingCopier final : public StagingCopier {
+public:
+  LaggingCopier() : worker_([this] { run(); }) {}
+  ~LaggingCopier() override {
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    worker_.join();
+  }
+  Status copy(void *dst, const void *src, uint64_t size,
+              uint64_t *ticket) override {
+    std::lock_guard<std::mutex> lock(m_);
+    ops_.push_back({static_cast<char *>(dst), static_cast<const char *>(src),
+                    size, nullptr, 0});
+    *ticket = ++queued_;
+    cv_.notify_all();
+    return Status::ok();
+  }
+  Status store(uint64_t *address, uint64_t value) override {
+    std::lock_guard<std::mutex> lock(m_);
+    ops_.push_back({nullptr, nullptr, 0, address, value});
+    ++queued_;
+    cv_.notify_all();
+    return Status::ok();
+  }
+  Status wait(uint64_t ticket) override {
+    std::unique_lock<std::mutex> lock(m_);
+    cv_.wait(lock, [&] { return done_ >= ticket; });
+    return Status::ok();
+  }
+
+private:
+  struct Op {
+    char *dst;
+    const char *src;
+    uint64_t size;
+    uint64_t *word;
+    uint64_t value;
+  };
+  void run() {
+    std::unique_lock<std::mutex> lock(m_);
+    for (;;) {
+      cv_.wait(lock, [&] { return stop_ || !ops_.empty(); });
+      if (ops_.empty())
+        return;
+      Op op = ops_.front();
+      ops_.pop_front();
+      lock.unlock();
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+      if (op.word)
+        __atomic_store_n(op.word, op.value, __ATOMIC_RELEASE);
+      else
+        memcpy(op.dst, op.src, op.size);
+      lock.lock();
+      ++done_;
+      cv_.notify_all();
+    }
+  }
+  std::mutex m_;
+  std::condition_variable cv_;
+  std::deque<Op> ops_;
+  uint64_t queued_ = 0, done_ = 0;
+  bool stop_ = false;
+  std::thread worker_;
+};
+
+/// "Device" memory that is host memory, staged as device memory is.
+class LaggingBackend final : public StagingBackend {
+public:
+  Status allocate(size_t bytes, void **out) override {
+    *out = malloc(bytes);
+    return *out ? Status::ok() : systemError("out of memory");
+  }
+  void release(void *p) override { free(p); }
+  Status copier(void *, std::unique_ptr<StagingCopier> *out) override {
+    *out = std::make_unique<LaggingCopier>();
+    return Status::ok();
+  }
+  void bindThread() override {}
+};
+
+/// Rank 1's window and semaphore, as rank 0 names them.
+struct Remote {
+  uint64_t window = 0, windowSize = 0, semaphore = 0;
+};
+
+/// Rank 1 registers `window` (and `semaphore` if given); both ranks learn
+/// the addresses.
+Status shareWindow(int rank, TcpNetwork &net, Bootstrap &b, void *window,
+                   uint64_t size, uint64_t *semaphore, MemoryKind kind,
+                   Remote *out) {
+  Remote mine[2];
+  if (rank == 1) {
+    uint32_t handle = 0;
+    MSCCLC_TRY(net.registerWindow(window, size, kind, &handle));
+    if (semaphore)
+      MSCCLC_TRY(net.registerSemaphores(semaphore, 1, kind, &handle));
+    mine[1] = {reinterpret_cast<uint64_t>(window), size,
+               reinterpret_cast<uint64_t>(semaphore)};
+  }
+  MSCCLC_TRY(b.allGather(mine, sizeof(Remote)));
+  *out = mine[1];
+  return Status::ok();
+}
 
 unsigned char pattern(size_t round, size_t k) {
   return (unsigned char)(round * 131 + k * 7 + (k >> 13));
@@ -46,11 +160,16 @@ struct Rank {
   std::unique_ptr<TcpNetwork> net;
 };
 
-Status join(const UniqueId &id, int rank, double timeout, Rank *out) {
+Status join(const UniqueId &id, int rank, double timeout, Rank *out,
+            bool staged = false) {
   MSCCLC_TRY(Bootstrap::create(id, rank, 2, &out->bootstrap));
   TcpOptions o;
   o.sliceBytes = kSlice;
   o.timeoutSeconds = timeout;
+  if (staged) {
+    o.staging = std::make_shared<LaggingBackend>();
+    o.stagingSlots = 3; // fewer than the slices of a large put
+  }
   return TcpNetwork::connect(*out->bootstrap, {1 - rank}, o, &out->net);
 }
 
@@ -120,7 +239,10 @@ protected:
 
 } // namespace
 
-TEST_F(TcpTransportTest, PutsSignalsFlushesAroundTheSlice) {
+/// Rounds of put, signal, flush of sizes around the slice into one window;
+/// rank 1 checks each round's bytes once its signal came. `staged`: both
+/// ends as for device memory, through LaggingCopier.
+void putsSignalsFlushes(bool staged) {
   const std::vector<uint64_t> sizes = {1, kSlice - 1, kSlice + 1,
                                        kSlice * 7 / 2, 8ull << 20};
   uint64_t total = 0;
@@ -128,27 +250,28 @@ TEST_F(TcpTransportTest, PutsSignalsFlushesAroundTheSlice) {
     total += s + 5; // 5 untouched bytes after each
   EXPECT_TRUE(runPair([&](int rank, const UniqueId &id) {
     Rank me;
-    Status s = join(id, rank, 10, &me);
+    Status s = join(id, rank, 10, &me, staged);
     if (!s.isOk())
       return failed(rank, s.message());
     std::vector<unsigned char> window(total, 0xee);
     uint64_t semaphore = 0;
-    if (rank == 1) {
-      s = me.net->registerWindow(kWindow, window.data(), window.size());
-      if (s.isOk())
-        s = me.net->registerSemaphore(kSemaphore, &semaphore);
-    }
-    if (s.isOk())
-      s = me.bootstrap->barrier();
+    MemoryKind kind = staged ? MemoryKind::Device : MemoryKind::Host;
+    Remote remote;
+    s = shareWindow(rank, *me.net, *me.bootstrap, window.data(), window.size(),
+                    &semaphore, kind, &remote);
     if (!s.isOk())
       return failed(rank, s.message());
     if (rank == 0) {
       std::vector<unsigned char> src((8ull << 20) + 3);
+      LaggingCopier copier;
       TcpChannelSpec spec;
       spec.src[1] = src.data();
       spec.srcExtent[1] = src.size();
-      spec.dstWindow[2] = kWindow;
-      spec.semaphoreId = kSemaphore;
+      spec.srcKind = kind;
+      spec.copier = &copier;
+      spec.dst[2] = remote.window;
+      spec.dstExtent[2] = remote.windowSize;
+      spec.semaphore = remote.semaphore;
       std::unique_ptr<Transport> t;
       s = me.net->channel(1, spec, &t);
       uint64_t at = 0;
@@ -159,9 +282,13 @@ TEST_F(TcpTransportTest, PutsSignalsFlushesAroundTheSlice) {
         if (s.isOk())
           s = t->signal();
         if (s.isOk())
-          s = t->flush(); // the source is rewritten next round
+          s = t->flush();
+        // The source may be overwritten now: what was sent must not change.
+        for (size_t k = 0; k < sizes[i] && s.isOk(); ++k)
+          src[3 + k] = 0x5a;
         at += sizes[i] + 5;
       }
+      t.reset(); // before the copier it names
       if (!s.isOk())
         return failed(rank, s.message());
     } else {
@@ -191,16 +318,58 @@ TEST_F(TcpTransportTest, PutsSignalsFlushesAroundTheSlice) {
   }));
 }
 
+TEST_F(TcpTransportTest, PutsSignalsFlushesAroundTheSlice) {
+  putsSignalsFlushes(false);
+}
+
+TEST_F(TcpTransportTest, StagedPutsSignalsFlushesThroughFewSlots) {
+  putsSignalsFlushes(true);
+}
+
+TEST_F(TcpTransportTest, DeviceMemoryWithoutStagingIsRefused) {
+  EXPECT_TRUE(runPair([](int rank, const UniqueId &id) {
+    Rank me;
+    Status s = join(id, rank, 5, &me);
+    if (!s.isOk())
+      return failed(rank, s.message());
+    char buffer[64];
+    uint32_t handle = 0;
+    s = me.net->registerWindow(buffer, sizeof(buffer), MemoryKind::Device,
+                               &handle);
+    if (s.isOk())
+      return failed(rank, "a device window without staging was accepted");
+    TcpChannelSpec spec;
+    spec.src[0] = buffer;
+    spec.srcExtent[0] = sizeof(buffer);
+    spec.srcKind = MemoryKind::Device;
+    LaggingCopier copier;
+    spec.copier = &copier;
+    spec.dst[0] = 4096;
+    spec.dstExtent[0] = sizeof(buffer);
+    std::unique_ptr<Transport> t;
+    if (!(s = me.net->channel(1 - rank, spec, &t)).isOk())
+      return failed(rank, s.message());
+    s = t->put(0, 0, 0, 0, 8);
+    if (s.isOk() || s.message().find("staging") == std::string::npos)
+      return failed(rank, "expected a refusal naming staging, got: " +
+                              (s.isOk() ? "none" : s.message()));
+    t.reset();
+    s = me.bootstrap->barrier();
+    return s.isOk() ? 0 : failed(rank, s.message());
+  }));
+}
+
 TEST_F(TcpTransportTest, PeerKilledMidTransferIsAnErrorNamingIt) {
   EXPECT_TRUE(runPair(
       [](int rank, const UniqueId &id) {
         Rank me;
         Status s = join(id, rank, 5, &me);
         std::vector<unsigned char> buffer(64ull << 20);
-        if (s.isOk() && rank == 1)
-          s = me.net->registerWindow(kWindow, buffer.data(), buffer.size());
+        uint64_t semaphore = 0;
+        Remote remote;
         if (s.isOk())
-          s = me.bootstrap->barrier();
+          s = shareWindow(rank, *me.net, *me.bootstrap, buffer.data(),
+                          buffer.size(), &semaphore, MemoryKind::Host, &remote);
         if (!s.isOk())
           return failed(rank, s.message());
         if (rank == 1) {
@@ -210,7 +379,9 @@ TEST_F(TcpTransportTest, PeerKilledMidTransferIsAnErrorNamingIt) {
         TcpChannelSpec spec;
         spec.src[0] = buffer.data();
         spec.srcExtent[0] = buffer.size();
-        spec.dstWindow[0] = kWindow;
+        spec.dst[0] = remote.window;
+        spec.dstExtent[0] = remote.windowSize;
+        spec.semaphore = remote.semaphore;
         std::unique_ptr<Transport> t;
         if (!(s = me.net->channel(1, spec, &t)).isOk())
           return failed(rank, s.message());
@@ -230,10 +401,11 @@ TEST_F(TcpTransportTest, StoppedPeerTimesOut) {
         Rank me;
         Status s = join(id, rank, 1, &me);
         std::vector<unsigned char> buffer(64ull << 20);
-        if (s.isOk() && rank == 1)
-          s = me.net->registerWindow(kWindow, buffer.data(), buffer.size());
+        uint64_t semaphore = 0;
+        Remote remote;
         if (s.isOk())
-          s = me.bootstrap->barrier();
+          s = shareWindow(rank, *me.net, *me.bootstrap, buffer.data(),
+                          buffer.size(), &semaphore, MemoryKind::Host, &remote);
         if (!s.isOk())
           return failed(rank, s.message());
         if (rank == 1) {
@@ -243,7 +415,9 @@ TEST_F(TcpTransportTest, StoppedPeerTimesOut) {
         TcpChannelSpec spec;
         spec.src[0] = buffer.data();
         spec.srcExtent[0] = buffer.size();
-        spec.dstWindow[0] = kWindow;
+        spec.dst[0] = remote.window;
+        spec.dstExtent[0] = remote.windowSize;
+        spec.semaphore = remote.semaphore;
         std::unique_ptr<Transport> t;
         if (!(s = me.net->channel(1, spec, &t)).isOk())
           return failed(rank, s.message());
@@ -267,10 +441,10 @@ TEST_F(TcpTransportTest, WriteOutsideTheWindowIsRefused) {
     Rank me;
     Status s = join(id, rank, 5, &me);
     std::vector<unsigned char> buffer(300, 0xab);
-    if (s.isOk() && rank == 1)
-      s = me.net->registerWindow(kWindow, buffer.data(), 100);
+    Remote remote;
     if (s.isOk())
-      s = me.bootstrap->barrier();
+      s = shareWindow(rank, *me.net, *me.bootstrap, buffer.data(), 100,
+                      nullptr, MemoryKind::Host, &remote);
     if (!s.isOk())
       return failed(rank, s.message());
     auto deadline = Clock::now() + std::chrono::seconds(5);
@@ -292,7 +466,9 @@ TEST_F(TcpTransportTest, WriteOutsideTheWindowIsRefused) {
     TcpChannelSpec spec;
     spec.src[0] = src.data();
     spec.srcExtent[0] = src.size();
-    spec.dstWindow[0] = kWindow;
+    // Rank 1 registered 100 bytes; say 300, so that only it refuses.
+    spec.dst[0] = remote.window;
+    spec.dstExtent[0] = 300;
     std::unique_ptr<Transport> t;
     if (!(s = me.net->channel(1, spec, &t)).isOk())
       return failed(rank, s.message());
@@ -316,17 +492,20 @@ TEST_F(TcpTransportTest, WriteOutsideTheWindowIsRefused) {
 
 TEST(TcpWire, FrameChecks) {
   using namespace tcpwire;
-  FrameHeader h{kFrameMagic, kFrameData, 1, 0, 0, 100};
+  FrameHeader h{kFrameMagic, kFrameData, 0, 0, 0, 100};
   EXPECT_EQ(checkFrameHeader(h, 100), nullptr);
+  h.id = 1;
+  EXPECT_NE(checkFrameHeader(h, 100), nullptr); // reserved, must be 0
+  h.id = 0;
   h.size = 101;
   EXPECT_NE(checkFrameHeader(h, 100), nullptr); // more than a slice
   h.size = 0;
   EXPECT_NE(checkFrameHeader(h, 100), nullptr);
-  h = {kFrameMagic, 9, 1, 0, 0, 1};
+  h = {kFrameMagic, 9, 0, 0, 0, 1};
   EXPECT_NE(checkFrameHeader(h, 100), nullptr);
-  h = {kFrameMagic + 1, kFrameSignal, 1, 0, 0, 1};
+  h = {kFrameMagic + 1, kFrameSignal, 0, 0, 0, 1};
   EXPECT_NE(checkFrameHeader(h, 100), nullptr);
-  h = {kFrameMagic, kFrameSignal, 1, 0, 0, 5};
+  h = {kFrameMagic, kFrameSignal, 0, 0, 0, 5};
   EXPECT_EQ(checkFrameHeader(h, 100), nullptr);
 
   uint8_t secret[32] = {1, 2, 3};

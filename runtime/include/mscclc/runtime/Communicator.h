@@ -20,6 +20,7 @@
 
 #include "mscclc/runtime/Bootstrap.h"
 #include "mscclc/runtime/Cuda.h"
+#include "mscclc/runtime/Transport.h"
 
 #include <functional>
 #include <map>
@@ -32,6 +33,7 @@ namespace mscclc::rt {
 
 class Executor;
 class Proxy;
+class TcpNetwork;
 
 struct PeerInfo {
   uint64_t hostHash = 0;
@@ -41,6 +43,9 @@ struct PeerInfo {
   char busId[32] = {};
   /// Of MSCCLC_NODE_OF_RANK's value: every rank must place ranks alike.
   uint64_t nodeSpecHash = 0;
+  /// Of MSCCLC_TRANSPORT's value: every rank must choose transports alike
+  /// (which ranks take part in the TCP set-up follows from it).
+  uint64_t transportHash = 0;
 };
 
 /// A pointer a peer exchanged, as this rank sees it.
@@ -81,6 +86,9 @@ public:
   int node(int r) const { return nodeOf_[size_t(r)]; }
   bool sameNode(int r) const { return node(r) == node(rank_); }
   const std::vector<int> &nodes() const { return nodeOf_; }
+  /// How a port channel between ranks a and b travels (chooseTransport,
+  /// from whether they share a node; the same answer on every rank).
+  Status transportBetween(int a, int b, TransportKind *out) const;
   /// Whether rank r runs on this rank's GPU (several ranks may share one).
   bool sameGpu(int r) const;
   /// Whether `other` belongs to the same communicator (made from the same
@@ -106,6 +114,11 @@ public:
 
   /// The proxy thread serving this rank's port channels (started lazily).
   Status proxy(Proxy **out);
+  /// Collective the first time (every rank calls it, as Executor::init
+  /// does for a program with TCP port channels): connects to every rank
+  /// transportBetween() sends over TCP, with GPU memory staged through
+  /// pinned host memory. Later calls return the same network.
+  Status tcpNetwork(TcpNetwork **out);
 
   /// Ends every wait of this rank's kernels, running or future (they record
   /// "aborted"); the communicator then refuses new launches. Local: each
@@ -161,6 +174,9 @@ private:
 
   std::mutex proxyMutex_;
   std::unique_ptr<Proxy> proxy_;
+  /// Destroyed before the proxy: its connections end first.
+  std::mutex tcpMutex_;
+  std::unique_ptr<TcpNetwork> tcp_;
 
   volatile uint32_t *abortHost_ = nullptr;
   const volatile uint32_t *abortDevice_ = nullptr;

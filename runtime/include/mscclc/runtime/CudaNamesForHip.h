@@ -92,6 +92,12 @@ using CUstream = hipStream_t;
 #define cudaStreamCaptureStatusNone hipStreamCaptureStatusNone
 #define cudaStreamCaptureModeRelaxed hipStreamCaptureModeRelaxed
 #define cudaThreadExchangeStreamCaptureMode hipThreadExchangeStreamCaptureMode
+#define cudaEvent_t hipEvent_t
+#define cudaEventCreateWithFlags hipEventCreateWithFlags
+#define cudaEventDisableTiming hipEventDisableTiming
+#define cudaEventRecord hipEventRecord
+#define cudaEventSynchronize hipEventSynchronize
+#define cudaEventDestroy hipEventDestroy
 
 // Module API: the DriverApi table of Cuda.h, filled with these in a HIP
 // build (HIP links them directly; there is no entry-point query).

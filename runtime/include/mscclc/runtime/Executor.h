@@ -40,6 +40,7 @@
 #include "mscclc/runtime/Multicast.h"
 #include "mscclc/runtime/Program.h"
 #include "mscclc/runtime/Proxy.h"
+#include "mscclc/runtime/TcpTransport.h"
 
 #include "mscclc/device/KernelArgs.h"
 
@@ -115,6 +116,13 @@ private:
     MscclcSwitchChannel *switchChannels = nullptr;
     std::vector<std::vector<PeerPointer>> peerUser; ///< [rank][0 in, 1 out]
     std::vector<std::unique_ptr<ProxyChannel>> proxyChannels;
+    /// TCP port channels: their staging copiers and links (links go
+    /// first: frames still queued name their copier).
+    std::vector<std::unique_ptr<StagingCopier>> copiers;
+    std::vector<std::unique_ptr<Transport>> links;
+    /// The user buffers registered as TCP windows (peers on other nodes
+    /// put into them).
+    std::vector<uint32_t> windows;
     /// This rank's multicast bindings of the context's buffers.
     std::vector<std::unique_ptr<MulticastRegion>> multicast;
     int index = 0;
@@ -125,6 +133,7 @@ private:
     void *scratch = nullptr;
     uint64_t bytes = 0;
     std::vector<std::vector<PeerPointer>> peerScratch;
+    uint32_t window = 0; ///< its TCP window (0: none)
     std::vector<std::unique_ptr<Context>> contexts;
     bool captured = false; ///< a CUDA graph holds a launch that uses it
   };
@@ -166,6 +175,9 @@ private:
   /// The streams the proxy copies and signals on.
   size_t proxyStreamCount() const;
   Status contextFor(const void *input, void *output, Context **out);
+  /// Makes port channel `pc` (plan channel `c`) a TCP link of `ctx`.
+  Status tcpLink(const PlanChannel &c, ProxyChannel *pc, uint64_t *counter,
+                 const PeerPointer dst[3], Context *ctx);
   Status buildContext(const void *input, void *output, Context *ctx);
   Status bindSwitchChannels(const void *input, void *output, Context *ctx,
                             std::vector<MscclcSwitchChannel> *table);
@@ -221,6 +233,10 @@ private:
   std::vector<cudaStream_t> portStreams_;
   bool fresh_ = true; ///< no prepare() since init()
   std::vector<uint64_t> signalCounters_;
+
+  // Port channels to other nodes (or all, MSCCLC_TRANSPORT=tcp).
+  TcpNetwork *tcp_ = nullptr; ///< the communicator's; null: none used
+  uint32_t semaphoreWindow_ = 0, scratchWindow_ = 0;
 
   std::map<std::string, std::unique_ptr<Context>> contexts_;
   /// Older scratch (and its contexts) kept while a graph may still use it.

@@ -8,22 +8,28 @@
 //
 // Each connection has a sender thread and a receiver thread. A put is cut
 // into slices (MSCCLC_TCP_SLICE_BYTES, default 512 KiB), each sent as a
-// data frame: a 32-byte FrameHeader naming a window of the receiver, an
-// offset and a length, then the bytes. A signal is a frame naming a
-// semaphore and its new value. Frames leave in the order they were queued
-// and the receiver handles them in order, so a signal is stored (release)
-// only after the data queued before it on that connection was written.
-// The receiver checks every header (magic, type, a length of at most one
-// slice) and writes only inside a window the receiving rank registered: a
-// frame outside one is refused, the connection closed and the refusal
-// reported on both sides. A send that makes no progress, or a frame that
-// stops half-way, for MSCCLC_TRANSPORT_TIMEOUT seconds (default 120), and
-// a connection closed without its closing frame, are errors naming the
-// peer rank; they surface from the channels' asyncError() and flush().
+// data frame: a 32-byte FrameHeader naming an address in the receiver's
+// space and a length, then the bytes. A signal is a frame naming the
+// address of one of the receiver's semaphores and its new value. Frames
+// leave in the order they were queued and the receiver handles them in
+// order, so a signal is stored only after the data queued before it on
+// that connection was written. The receiver checks every header (magic,
+// type, a length of at most one slice) and writes only inside a window the
+// receiving rank registered (data into data windows, signals into
+// semaphore windows): a frame outside one is refused, the connection
+// closed and the refusal reported on both sides. A send that makes no
+// progress, or a frame that stops half-way, for MSCCLC_TRANSPORT_TIMEOUT
+// seconds (default 120), and a connection closed without its closing
+// frame, are errors naming the peer rank; they surface from the channels'
+// asyncError() and flush().
 //
-// Windows are host memory for now. GPU buffers are to be staged through
-// pinned host memory: a window kind and a staging copy in the receiver,
-// and in the sender before a slice goes out, behind the same interface.
+// GPU memory is staged through pinned host memory, a ring of slices per
+// connection and direction (TcpStaging): the sender copies a slice from
+// the device into a free send slot and the sender thread sends it once
+// the copy is done; the receiver reads a slice into a receive slot and
+// copies it to the device, reusing the slot once that copy is done, so
+// copies and the socket overlap. A signal into device memory is a stream
+// write queued after the slices' copies on the same stream.
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,9 +56,9 @@ enum FrameType : uint32_t { kFrameData = 1, kFrameSignal = 2, kFrameClose = 3 };
 struct FrameHeader {
   uint32_t magic;
   uint32_t type;
-  uint32_t id;       ///< the window (data) or semaphore (signal)
+  uint32_t id;       ///< zero
   uint32_t reserved; ///< zero
-  uint64_t offset;   ///< data: where in the window
+  uint64_t address;  ///< data, signal: where, in the receiver's space
   uint64_t size;     ///< data: bytes that follow; signal: the new value
 };
 static_assert(sizeof(FrameHeader) == 32, "FrameHeader has padding");
@@ -74,9 +80,44 @@ const char *checkPairHello(const PairHello &h, uint64_t nonce,
                            const uint8_t *secret, int nranks);
 } // namespace tcpwire
 
+/// Where a window or a channel's source lives.
+enum class MemoryKind { Host, Device };
+
+/// Moves staged slices between pinned host memory and a device, in the
+/// order queued, in the background (a CUDA stream; tests: plain memory).
+/// Calls may come from several threads.
+class StagingCopier {
+public:
+  virtual ~StagingCopier() = default;
+  /// Queues a copy of `size` bytes; `*ticket` names it for done()/wait().
+  virtual Status copy(void *dst, const void *src, uint64_t size,
+                      uint64_t *ticket) = 0;
+  /// Queues a store of `value` into the device word at `address`, after
+  /// every copy queued before it.
+  virtual Status store(uint64_t *address, uint64_t value) = 0;
+  /// Blocks until copy `ticket` and every earlier one are done.
+  virtual Status wait(uint64_t ticket) = 0;
+};
+
+/// What device memory needs: pinned staging memory and copiers.
+class StagingBackend {
+public:
+  virtual ~StagingBackend() = default;
+  virtual Status allocate(size_t bytes, void **out) = 0;
+  virtual void release(void *p) = 0;
+  /// A copier on `stream` (null: one of its own).
+  virtual Status copier(void *stream, std::unique_ptr<StagingCopier> *out) = 0;
+  /// Makes the calling thread ready for the copiers (the device current).
+  virtual void bindThread() = 0;
+};
+
 struct TcpOptions {
   uint64_t sliceBytes = 512 * 1024;
   double timeoutSeconds = 120;
+  /// Slices in flight per connection and direction with device memory.
+  unsigned stagingSlots = 8;
+  /// Null: host memory only; a device window or channel is refused.
+  std::shared_ptr<StagingBackend> staging;
 };
 
 /// MSCCLC_TCP_SLICE_BYTES (1 KiB to 64 MiB) and MSCCLC_TRANSPORT_TIMEOUT
@@ -87,8 +128,18 @@ Status tcpOptionsFromEnv(TcpOptions *out);
 struct TcpChannelSpec {
   void *src[3] = {}; ///< our input, output, scratch
   uint64_t srcExtent[3] = {};
-  uint32_t dstWindow[3] = {}; ///< the peer's windows for them
-  uint32_t semaphoreId = 0;   ///< the peer's semaphore its signals raise
+  MemoryKind srcKind = MemoryKind::Host;
+  /// Device sources: the copier that stages them (not owned), whose order
+  /// is the channel's.
+  StagingCopier *copier = nullptr;
+  /// The peer's input, output, scratch, as addresses in its space (0: not
+  /// reachable), and their sizes.
+  uint64_t dst[3] = {};
+  uint64_t dstExtent[3] = {};
+  uint64_t semaphore = 0; ///< the peer's semaphore its signals raise
+  /// Signals sent on this channel so far, shared by every link of one
+  /// plan channel (they raise the same semaphore); null: the link's own.
+  uint64_t *counter = nullptr;
 };
 
 class TcpConnection;
@@ -104,16 +155,24 @@ public:
   TcpNetwork(const TcpNetwork &) = delete;
   TcpNetwork &operator=(const TcpNetwork &) = delete;
 
-  /// Lets the peers write `size` bytes at `base` as window `id`; before
-  /// any of them puts there (a barrier in between).
-  Status registerWindow(uint32_t id, void *base, uint64_t size);
-  /// Lets the peers' signals store into `*semaphore` as semaphore `id`.
-  Status registerSemaphore(uint32_t id, uint64_t *semaphore);
+  /// Lets the peers write the `size` bytes at `base`, before any of them
+  /// puts there; `*handle` names the window for unregister().
+  Status registerWindow(void *base, uint64_t size, MemoryKind kind,
+                        uint32_t *handle);
+  /// Lets the peers' signals store into the `count` words at `base`.
+  Status registerSemaphores(uint64_t *base, uint64_t count, MemoryKind kind,
+                            uint32_t *handle);
+  /// Ends a window: frames for it are refused from then on. Frames being
+  /// handled still land; wait for the device before freeing it.
+  void unregister(uint32_t handle);
   /// A port channel to `peer`; it must not outlive the network.
   Status channel(int peer, const TcpChannelSpec &spec,
                  std::unique_ptr<Transport> *out);
   /// The first background error on the connection to `peer`.
   Status peerError(int peer);
+  /// The peers this network reaches.
+  std::vector<int> peers() const;
+  const TcpOptions &options() const { return options_; }
 
   struct Registry;
 

@@ -1,0 +1,123 @@
+//===- TcpStaging.cpp - GPU memory behind the TCP transport ---------------===//
+
+#include "mscclc/runtime/TcpStaging.h"
+#include "mscclc/runtime/Cuda.h"
+
+#include <deque>
+#include <mutex>
+#include <vector>
+
+namespace mscclc::rt {
+
+namespace {
+
+class CudaCopier final : public StagingCopier {
+public:
+  CudaCopier(int device, cudaStream_t stream, bool owned)
+      : device_(device), stream_(stream), owned_(owned) {}
+  ~CudaCopier() override {
+    DeviceGuard guard(device_);
+    MSCCLC_CUDA_WARN(cudaStreamSynchronize(stream_));
+    for (auto &p : pending_)
+      MSCCLC_CUDA_WARN(cudaEventDestroy(p.second));
+    for (cudaEvent_t e : free_)
+      MSCCLC_CUDA_WARN(cudaEventDestroy(e));
+    if (owned_)
+      MSCCLC_CUDA_WARN(cudaStreamDestroy(stream_));
+  }
+
+  Status copy(void *dst, const void *src, uint64_t size,
+              uint64_t *ticket) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    MSCCLC_CUDA_CHECK(
+        cudaMemcpyAsync(dst, src, size, cudaMemcpyDefault, stream_));
+    cudaEvent_t e = nullptr;
+    if (!free_.empty()) {
+      e = free_.back();
+      free_.pop_back();
+    } else {
+      MSCCLC_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    }
+    cudaError_t recorded = cudaEventRecord(e, stream_);
+    if (recorded != cudaSuccess) {
+      free_.push_back(e);
+      MSCCLC_CUDA_CHECK(recorded);
+    }
+    *ticket = ++issued_;
+    pending_.emplace_back(*ticket, e);
+    return Status::ok();
+  }
+
+  Status store(uint64_t *address, uint64_t value) override {
+    const DriverApi *api = nullptr;
+    MSCCLC_TRY(driverApi(&api));
+    std::lock_guard<std::mutex> lock(mutex_);
+    MSCCLC_CUDA_CHECK(api->streamWriteValue64(
+        stream_, reinterpret_cast<CUdeviceptr>(address), value,
+        CU_STREAM_WRITE_VALUE_DEFAULT));
+    return Status::ok();
+  }
+
+  Status wait(uint64_t ticket) override {
+    for (;;) {
+      cudaEvent_t e = nullptr;
+      uint64_t t = 0;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (finished_ >= ticket || pending_.empty())
+          return Status::ok();
+        t = pending_.front().first;
+        e = pending_.front().second;
+      }
+      // Not under the lock: the proxy queues copies meanwhile.
+      MSCCLC_CUDA_CHECK(cudaEventSynchronize(e));
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!pending_.empty() && pending_.front().first == t) {
+        pending_.pop_front();
+        free_.push_back(e);
+        finished_ = t;
+      }
+    }
+  }
+
+private:
+  int device_;
+  cudaStream_t stream_;
+  bool owned_;
+  std::mutex mutex_;
+  uint64_t issued_ = 0, finished_ = 0;
+  std::deque<std::pair<uint64_t, cudaEvent_t>> pending_;
+  std::vector<cudaEvent_t> free_;
+};
+
+class CudaStaging final : public StagingBackend {
+public:
+  explicit CudaStaging(int device) : device_(device) {}
+  Status allocate(size_t bytes, void **out) override {
+    DeviceGuard guard(device_);
+    MSCCLC_CUDA_CHECK(cudaHostAlloc(out, bytes, cudaHostAllocPortable));
+    return Status::ok();
+  }
+  void release(void *p) override { MSCCLC_CUDA_WARN(cudaFreeHost(p)); }
+  Status copier(void *stream, std::unique_ptr<StagingCopier> *out) override {
+    DeviceGuard guard(device_);
+    auto s = static_cast<cudaStream_t>(stream);
+    bool owned = !s;
+    if (owned)
+      MSCCLC_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    *out = std::make_unique<CudaCopier>(device_, s, owned);
+    return Status::ok();
+  }
+  void bindThread() override { MSCCLC_CUDA_WARN(cudaSetDevice(device_)); }
+
+private:
+  int device_;
+};
+
+} // namespace
+
+std::shared_ptr<StagingBackend> cudaStagingBackend(int device) {
+  return std::make_shared<CudaStaging>(device);
+}
+
+} // namespace mscclc::rt
