@@ -17,6 +17,10 @@
 //                       one-process model only)
 //       [--ranks N]    (N ranks over the GPUs present, several per GPU where
 //                       there are fewer; the procs model is then skipped)
+//       [--nodes M]    (M virtual nodes of N/M ranks: MSCCLC_NODE_OF_RANK
+//                       set, programs compiled with --gpus-per-node N/M, so
+//                       port channels between nodes go over TCP; examples
+//                       with memory channels between nodes are skipped)
 // Prints PASS/FAIL/SKIP lines and "N passed, N failed, N skipped".
 // The collective, its root and whether it runs in place come from the
 // compiled program (mscclcProgramCollective, mscclcProgramRoot,
@@ -57,6 +61,7 @@ struct Options {
   int instances = 0; ///< 0: each example's own
   bool cuMem = false; ///< user buffers from mscclcMemAlloc
   int ranks = 0;      ///< 0: one per GPU
+  int nodes = 0;      ///< virtual nodes (0: none set)
   RankLayout layout;  ///< the GPU of each rank
 };
 
@@ -341,7 +346,7 @@ void stageExamples(const Options &o, const std::string &dir,
 }
 
 Example compileExample(const std::string &dir, const std::string &name, int n,
-                       int instances) {
+                       int instances, int gpusPerNode) {
   Example ex;
   ex.name = name;
   ex.path = dir + "/" + name + ".mscl";
@@ -352,6 +357,7 @@ Example compileExample(const std::string &dir, const std::string &name, int n,
   mscclcCompileOptions opts = MSCCLC_COMPILE_OPTIONS_INIT;
   opts.ranks = n;
   opts.instances = instances;
+  opts.gpusPerNode = gpusPerNode;
   mscclcResult_t r = mscclcProgramCompileFile(&ex.program, ex.path.c_str(), &opts);
   if (r != mscclcSuccess) {
     ex.skipReason = std::string(mscclcGetErrorString(r)) + ": " + mscclcGetLastError();
@@ -520,6 +526,12 @@ void runExample(const Options &o, const Example &ex, int n,
         report(tally, "SKIP", label, "refused on the shared GPU: " + res.second);
         releaseAll(bufs);
         goto done;
+      } else if (res.first == mscclcUnsupported && o.nodes > 1 &&
+                 res.second.find("on another node") != std::string::npos) {
+        // Memory channels cannot cross nodes: refused before any launch.
+        report(tally, "SKIP", label, "needs one node: " + res.second);
+        releaseAll(bufs);
+        goto done;
       } else if (res.first != mscclcSuccess) {
         report(tally, "FAIL", what,
                std::string(mscclcGetErrorString(res.first)) + ": " + res.second);
@@ -617,7 +629,8 @@ Tally runModel(const Options &o, const std::string &dir,
   AheadCompiler ahead(
       variants.size(), o.types.size() * ranks.size(), threads,
       [&](size_t i) {
-        examples[i] = compileExample(dir, variants[i], n, o.instances);
+        examples[i] = compileExample(dir, variants[i], n, o.instances,
+                                     o.nodes > 1 ? n / o.nodes : 0);
       },
       [&](size_t i, size_t k) {
         const Example &ex = examples[i];
@@ -669,6 +682,7 @@ int main(int argc, char **argv) {
     else if (a == "--instances") o.instances = atoi(next().c_str());
     else if (a == "--memalloc") o.cuMem = true;
     else if (a == "--ranks") o.ranks = atoi(next().c_str());
+    else if (a == "--nodes") o.nodes = atoi(next().c_str());
     else if (a == "--types") {
       o.types.clear();
       for (const std::string &s : split(next())) {
@@ -697,6 +711,19 @@ int main(int argc, char **argv) {
     return kSkip;
   }
   int n = o.layout.ranks;
+  if (o.nodes > 1) {
+    if (n % o.nodes != 0) {
+      fprintf(stderr, "--nodes %d does not divide %d ranks\n", o.nodes, n);
+      return 1;
+    }
+    // Rank r on node r / (n / nodes): what --gpus-per-node compiles for.
+    std::string spec;
+    for (int r = 0; r < n; ++r)
+      spec += (r ? "," : "") + std::to_string(r / (n / o.nodes));
+    setenv("MSCCLC_NODE_OF_RANK", spec.c_str(), 1);
+    printf("%d virtual nodes of %d ranks: MSCCLC_NODE_OF_RANK=%s\n", o.nodes,
+           n / o.nodes, spec.c_str());
+  }
   std::vector<std::string> names;
   TempDir staged("mscclc-examples"); // removed when the test ends
   const std::string &dir = staged.path();
