@@ -17,7 +17,9 @@ cd "$(dirname "$0")/.."
 
 # Every build: the runtime (nlohmann-json, fmt) and its unit tests
 # (GoogleTest).
-PACKAGES=(cmake ninja-build g++ libgtest-dev nlohmann-json3-dev)
+# rdma-core's headers for the RDMA device probe (libibverbs is opened at
+# run time, never linked).
+PACKAGES=(cmake ninja-build g++ libgtest-dev nlohmann-json3-dev libibverbs-dev)
 CONFIG=(-DMSCCLC_BUILD_COMPILER=ON -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir
         -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit)
 if [ -n "${MSCCLC_COMPILER:-}" ]; then

@@ -1,6 +1,7 @@
 //===- Transport.cpp - Choosing a port channel's transport ----------------===//
 
 #include "mscclc/runtime/Transport.h"
+#include "mscclc/runtime/IbVerbs.h"
 #include "mscclc/runtime/Log.h"
 
 #include <cstdlib>
@@ -19,10 +20,34 @@ const char *transportName(TransportKind kind) {
   return "?";
 }
 
-Status chooseTransport(bool peerOnSameHost, TransportKind *out) {
+std::string ibUnusedReason(const IbProbe &probe) {
+  if (probe.ports.empty())
+    return probe.why;
+  return fmt::format("found {}, but this mscclc's IB verbs data path is not "
+                     "built yet",
+                     describePorts(probe.ports));
+}
+
+namespace {
+/// The probe's finding, once per process (devices do not come and go).
+const std::string &ibReason() {
+  static const std::string reason = ibUnusedReason(probeIbDevices());
+  return reason;
+}
+} // namespace
+
+Status chooseTransport(bool peerOnSameNode, TransportKind *out) {
   const char *env = getenv("MSCCLC_TRANSPORT");
   if (!env || !*env || strcmp(env, "auto") == 0) {
-    *out = peerOnSameHost ? TransportKind::CopyEngine : TransportKind::Tcp;
+    *out = peerOnSameNode ? TransportKind::CopyEngine : TransportKind::Tcp;
+    if (!peerOnSameNode) {
+      // Said once: the choice is made per peer.
+      static std::once_flag said;
+      std::call_once(said, [] {
+        MSCCLC_LOG(Info, "port channels between nodes: tcp (IB verbs: {})",
+                   ibReason());
+      });
+    }
     return Status::ok();
   }
   if (strcmp(env, "tcp") == 0) {
@@ -30,11 +55,9 @@ Status chooseTransport(bool peerOnSameHost, TransportKind *out) {
     return Status::ok();
   }
   if (strcmp(env, "ib") == 0) {
-    // Said once: the choice is made per peer.
     static std::once_flag said;
     std::call_once(said, [] {
-      MSCCLC_LOG(Warn, "MSCCLC_TRANSPORT=ib: IB verbs are not built yet in "
-                       "this mscclc; using tcp");
+      MSCCLC_LOG(Warn, "MSCCLC_TRANSPORT=ib: {}; using tcp", ibReason());
     });
     *out = TransportKind::Tcp;
     return Status::ok();

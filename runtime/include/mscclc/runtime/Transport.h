@@ -5,7 +5,8 @@
 //   - the copy engine inside a host (CopyEngineTransport, Proxy.h): CUDA
 //     copies and stream memory writes between mapped buffers;
 //   - TCP sockets across hosts (TcpTransport.h);
-//   - IB verbs: not built yet.
+//   - IB verbs: devices are probed (IbVerbs.h); the data path is not built
+//     yet, so TCP serves between nodes.
 // Calls on one Transport come from one thread, in the FIFO's order.
 //
 //===----------------------------------------------------------------------===//
@@ -16,6 +17,7 @@
 #include "mscclc/runtime/Status.h"
 
 #include <cstdint>
+#include <string>
 
 namespace mscclc::rt {
 
@@ -25,12 +27,18 @@ enum class TransportKind { CopyEngine, Tcp };
 const char *transportName(TransportKind kind);
 
 /// The transport for a peer, from MSCCLC_TRANSPORT:
-///   unset, "" or "auto": the copy engine when the peer is on this host,
-///                        else TCP;
-///   "tcp":               TCP, even on one host;
-///   "ib":                IB verbs are not built yet: TCP, said in the log;
+///   unset, "" or "auto": the copy engine when the peer is on this node,
+///                        else TCP (the log says, once, why not IB verbs);
+///   "tcp":               TCP, even inside a node;
+///   "ib":                TCP, with a warning saying why not IB verbs (no
+///                        library, no active port, or the data path not
+///                        built yet: IbVerbs.h);
 ///   anything else:       an error naming the variable and the choices.
-Status chooseTransport(bool peerOnSameHost, TransportKind *out);
+Status chooseTransport(bool peerOnSameNode, TransportKind *out);
+
+struct IbProbe;
+/// Why a probe's finding leaves port channels on TCP (for the log).
+std::string ibUnusedReason(const IbProbe &probe);
 
 /// One port channel's link to its peer. Buffers are named as in a trigger
 /// (docs/kernel-abi.md): 0 input, 1 output, 2 scratch.
