@@ -79,20 +79,13 @@ Status CopyEngineTransport::put(uint32_t srcBuffer, uint64_t srcOffset,
                                 uint32_t dstBuffer, uint64_t dstOffset,
                                 uint64_t size) {
   ProxyChannel *ch = ch_;
-  if (srcBuffer > 2 || dstBuffer > 2 || !ch->src[srcBuffer] ||
-      !ch->dst[dstBuffer])
-    return invalidArgument(
-        fmt::format("port channel {} put names buffer {} -> {}, which is not "
-                    "mapped",
-                    ch->planIndex, srcBuffer, dstBuffer));
-  if (srcOffset + size > ch->srcExtent[srcBuffer] ||
-      dstOffset + size > ch->dstExtent[dstBuffer])
-    return invalidArgument(
-        fmt::format("port channel {} put of {} bytes at {} -> {} runs past a "
-                    "buffer",
-                    ch->planIndex, static_cast<unsigned long long>(size),
-                    static_cast<unsigned long long>(srcOffset),
-                    static_cast<unsigned long long>(dstOffset)));
+  PutBuffer src[3], dst[3];
+  for (int b = 0; b < 3; ++b) {
+    src[b] = {ch->src[b] != nullptr, ch->srcExtent[b]};
+    dst[b] = {ch->dst[b] != nullptr, ch->dstExtent[b]};
+  }
+  MSCCLC_TRY(checkPut("port channel", ch->planIndex, src, dst, srcBuffer,
+                      srcOffset, dstBuffer, dstOffset, size));
   if (size > 0)
     MSCCLC_CUDA_CHECK(
         cudaMemcpyAsync(static_cast<char *>(ch->dst[dstBuffer]) + dstOffset,

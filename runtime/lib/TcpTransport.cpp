@@ -475,25 +475,13 @@ public:
 
   Status put(uint32_t srcBuffer, uint64_t srcOffset, uint32_t dstBuffer,
              uint64_t dstOffset, uint64_t size) override {
-    if (srcBuffer > 2 || dstBuffer > 2 || !spec_.src[srcBuffer] ||
-        !spec_.dst[dstBuffer])
-      return invalidArgument(fmt::format(
-          "tcp put to rank {} names buffer {} -> {}, which is not mapped",
-          peer_, srcBuffer, dstBuffer));
-    uint64_t extent = spec_.srcExtent[srcBuffer];
-    if (srcOffset > extent || size > extent - srcOffset)
-      return invalidArgument(fmt::format(
-          "tcp put of {} bytes at {} runs past our buffer {} ({} bytes)",
-          static_cast<unsigned long long>(size),
-          static_cast<unsigned long long>(srcOffset), srcBuffer,
-          static_cast<unsigned long long>(extent)));
-    uint64_t dstExtent = spec_.dstExtent[dstBuffer];
-    if (dstOffset > dstExtent || size > dstExtent - dstOffset)
-      return invalidArgument(fmt::format(
-          "tcp put of {} bytes at {} runs past rank {}'s buffer {} ({} bytes)",
-          static_cast<unsigned long long>(size),
-          static_cast<unsigned long long>(dstOffset), peer_, dstBuffer,
-          static_cast<unsigned long long>(dstExtent)));
+    PutBuffer ours[3], theirs[3];
+    for (int b = 0; b < 3; ++b) {
+      ours[b] = {spec_.src[b] != nullptr, spec_.srcExtent[b]};
+      theirs[b] = {spec_.dst[b] != 0, spec_.dstExtent[b]};
+    }
+    MSCCLC_TRY(checkPut("tcp port channel to rank", peer_, ours, theirs,
+                        srcBuffer, srcOffset, dstBuffer, dstOffset, size));
     bool staged = spec_.srcKind == MemoryKind::Device;
     if (staged && !spec_.copier)
       return internalError("tcp put from device memory without a copier");

@@ -40,6 +40,23 @@ struct IbProbe;
 /// Why a probe's finding leaves port channels on TCP (for the log).
 std::string ibUnusedReason(const IbProbe &probe);
 
+/// One side of a put as a transport sees it: whether the buffer the
+/// trigger names is mapped for the channel, and its size in bytes.
+struct PutBuffer {
+  bool mapped = false;
+  uint64_t extent = 0;
+};
+
+/// The check every transport makes before moving a put's bytes (a trigger
+/// is read from GPU memory; a peer's buffers are what it exchanged):
+/// buffers 0 to 2, both mapped (`src` and `dst` give each buffer's), and
+/// both ranges inside them, without overflow. `channel` and `number` name
+/// the channel in an error ("port channel" 3, "tcp port channel to rank"
+/// 1); nothing is formatted when the put is good (the proxy's hot path).
+Status checkPut(const char *channel, int number, const PutBuffer src[3],
+                const PutBuffer dst[3], uint32_t srcBuffer, uint64_t srcOffset,
+                uint32_t dstBuffer, uint64_t dstOffset, uint64_t size);
+
 /// One port channel's link to its peer. Buffers are named as in a trigger
 /// (docs/kernel-abi.md): 0 input, 1 output, 2 scratch.
 class Transport {
