@@ -94,18 +94,27 @@ const char *redopName(mscclcRedOp_t op) {
   return nullptr;
 }
 
+/// The runtime's names of a data type and an operator, or an error for a
+/// value outside the enums.
+Status kernelNames(mscclcDataType_t dtype, mscclcRedOp_t op, const char **d,
+                   const char **r) {
+  *d = dtypeName(dtype);
+  *r = redopName(op);
+  if (!*d)
+    return invalidArgument(fmt::format("unknown data type {}", int(dtype)));
+  if (!*r)
+    return invalidArgument(
+        fmt::format("unknown reduction operator {}", int(op)));
+  return Status::ok();
+}
+
 /// The executor of (program, dtype, op) on `comm`, created (collectively)
 /// on first use; `staged`: the stdlib's runs (Executor.h).
 Status executorFor(Program *program, mscclcComm_t comm,
                    mscclcDataType_t dtype, mscclcRedOp_t op, bool create,
                    Executor **out, bool staged = false) {
-  const char *d = dtypeName(dtype);
-  const char *r = redopName(op);
-  if (!d)
-    return invalidArgument(fmt::format("unknown data type {}", int(dtype)));
-  if (!r)
-    return invalidArgument(
-        fmt::format("unknown reduction operator {}", int(op)));
+  const char *d = nullptr, *r = nullptr;
+  MSCCLC_TRY(kernelNames(dtype, op, &d, &r));
   Communicator &c = *comm->comm;
   std::string key = fmt::format(
       "{}/{}/{}{}", static_cast<unsigned long long>(program->id()), d, r,
@@ -509,26 +518,19 @@ mscclcResult_t mscclcProgramCompileKernel(mscclcProgram_t program, int rank,
                                           mscclcRedOp_t op, int device) {
   API_CHECK(program, "program must not be NULL");
   Program *p = unwrap(program);
-  const char *d = dtypeName(dtype);
-  const char *r = redopName(op);
-  if (!d)
-    return fail(invalidArgument(fmt::format("unknown data type {}", int(dtype))));
-  if (!r)
-    return fail(invalidArgument(
-        fmt::format("unknown reduction operator {}", int(op))));
+  const char *d = nullptr, *r = nullptr;
+  Status s = kernelNames(dtype, op, &d, &r);
+  if (!s.isOk())
+    return fail(s);
   const Plan &plan = p->plan();
   if (rank < 0 || rank >= plan.ranks)
     return fail(invalidArgument(
         fmt::format("rank {} is not a rank of program {} ({} ranks)", rank,
                     plan.name, plan.ranks)));
-  if (!plan.dtypes.empty() && !plan.supportsDtype(d))
-    return fail(invalidArgument(fmt::format(
-        "program {} does not support data type {}", plan.name, d)));
-  if (!plan.redops.empty() && !plan.supportsRedop(r))
-    return fail(invalidArgument(fmt::format(
-        "program {} does not support operator {}", plan.name, r)));
+  s = plan.serves(d, r);
   int arch = 0;
-  Status s = deviceArch(device, &arch);
+  if (s.isOk())
+    s = deviceArch(device, &arch);
   if (!s.isOk())
     return fail(s);
   std::string cubin;

@@ -153,12 +153,7 @@ Status Executor::init() {
             plan_.name, c.name, r));
   if (!elemSize_)
     return invalidArgument(fmt::format("unknown data type '{}'", dtype_));
-  if (!plan_.dtypes.empty() && !plan_.supportsDtype(dtype_))
-    return invalidArgument(fmt::format(
-        "program {} does not support data type {}", plan_.name, dtype_));
-  if (!plan_.redops.empty() && !plan_.supportsRedop(redop_))
-    return invalidArgument(fmt::format(
-        "program {} does not support operator {}", plan_.name, redop_));
+  MSCCLC_TRY(plan_.serves(dtype_, redop_));
   if (staged_ && plan_.inPlace)
     return internalError(fmt::format(
         "program {}: staged runs take the out-of-place variant", plan_.name));

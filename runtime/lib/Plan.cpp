@@ -267,6 +267,16 @@ bool Plan::supportsRedop(const std::string &r) const {
   return std::find(redops.begin(), redops.end(), r) != redops.end();
 }
 
+Status Plan::serves(const std::string &dtype, const std::string &redop) const {
+  if (!dtypes.empty() && !supportsDtype(dtype))
+    return invalidArgument(
+        fmt::format("program {} does not support data type {}", name, dtype));
+  if (!redops.empty() && !supportsRedop(redop))
+    return invalidArgument(
+        fmt::format("program {} does not support operator {}", name, redop));
+  return Status::ok();
+}
+
 Status parsePlan(const std::string &text, Plan *plan) {
   Json root;
   MSCCLC_TRY(parseJson(text, &root).context("reading the plan"));

@@ -115,6 +115,10 @@ struct Plan {
   }
   bool supportsDtype(const std::string &dtype) const;
   bool supportsRedop(const std::string &redop) const;
+  /// Whether the program serves this data type and operator (a plan that
+  /// lists none serves any), else an error naming the program and what it
+  /// lacks: the check before a kernel is compiled or an executor made.
+  Status serves(const std::string &dtype, const std::string &redop) const;
 };
 
 /// Parses and validates a plan.
