@@ -103,8 +103,7 @@ LogicalResult mscclc::sim::simulate(ProgramOp program,
   // back-to-back launches (two, or three where LL packet buffers could be
   // reused by a writer two launches ahead), each with one rank slowed
   // down: schedules - 1 adversarial ones per size, one in eight of them.
-  int repeated = launchesToModel(llvm::any_of(
-      model.buffers, [](const BufferInfo &b) { return b.packet; }));
+  int repeated = launchesToModel(program);
   int64_t repeatedSchedules = std::max<int64_t>(1, schedules / 8);
   std::vector<std::string> estimates;
   std::vector<Region> pool; // buffers reused from one schedule to the next

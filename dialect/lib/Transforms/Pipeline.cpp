@@ -2,6 +2,8 @@
 
 #include "mscl/Transforms/Passes.h"
 
+#include "mscl/IR/ProgramPassManager.h"
+
 #include "mlir/Pass/PassRegistry.h"
 
 namespace mscl {
@@ -32,11 +34,7 @@ void mscl::registerTransformPasses() {
 }
 
 void mscl::buildOptimizationPipeline(OpPassManager &pm, int64_t instances) {
-  // Programs are isolated from above: nest under a module, or use `pm`
-  // itself when it already runs on programs.
-  OpPassManager &programPm = pm.getOpName() == ProgramOp::getOperationName()
-                                 ? pm
-                                 : pm.nest(ProgramOp::getOperationName());
+  OpPassManager &programPm = programPassManager(pm);
   MsclReplicateOptions replicate;
   replicate.instances = instances;
   programPm.addPass(createMsclReplicate(replicate));

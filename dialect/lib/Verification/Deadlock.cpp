@@ -13,11 +13,10 @@
 #include "Checks.h"
 
 #include "mlir/IR/Diagnostics.h"
-
-#include <cassert>
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cassert>
 
 using namespace mlir;
 using namespace mscl;

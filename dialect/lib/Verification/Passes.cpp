@@ -2,6 +2,8 @@
 
 #include "mscl/Verification/Passes.h"
 
+#include "mscl/IR/ProgramPassManager.h"
+
 namespace mscl {
 #define GEN_PASS_REGISTRATION
 #include "mscl/Verification/Passes.h.inc"
@@ -11,12 +13,7 @@ void mscl::registerVerificationPasses() { registerMsclVerificationPasses(); }
 
 void mscl::addVerificationPasses(mlir::OpPassManager &pm,
                                  bool acrossLaunches) {
-  // The checks run on each program: nested under a module, or in `pm`
-  // itself when it already runs on programs.
-  mlir::OpPassManager &programPm =
-      pm.getOpName() == ProgramOp::getOperationName()
-          ? pm
-          : pm.nest(ProgramOp::getOperationName());
+  mlir::OpPassManager &programPm = programPassManager(pm);
   programPm.addPass(createCheckSync());
   programPm.addPass(createCheckCollective());
   if (acrossLaunches)

@@ -24,8 +24,8 @@ namespace mscl {
 /// textual pipelines).
 void registerVerificationPasses();
 
-/// Appends the static checks to `pm` (nested on mscl.program unless `pm`
-/// runs on programs): check-sync, check-collective, then (with
+/// Appends the static checks to `pm`, on each program
+/// (programPassManager): check-sync, check-collective, then (with
 /// `acrossLaunches`) check-launches. A failing check fails the pipeline.
 void addVerificationPasses(mlir::OpPassManager &pm,
                            bool acrossLaunches = true);
