@@ -95,6 +95,7 @@ Status driverApi(const DriverApi **out) {
     need("cuModuleGetGlobal", api.moduleGetGlobal);
     need("cuLaunchKernel", api.launchKernel);
     need("cuFuncSetAttribute", api.funcSetAttribute);
+    need("cuFuncGetAttribute", api.funcGetAttribute);
     need("cuOccupancyMaxActiveBlocksPerMultiprocessor",
          api.occupancyMaxActiveBlocksPerMultiprocessor);
     need("cuStreamWriteValue64", api.streamWriteValue64);
@@ -120,6 +121,7 @@ Status driverApi(const DriverApi **out) {
     (void)load("cuMemExportToShareableHandle", api.memExportToShareableHandle);
     (void)load("cuMemImportFromShareableHandle",
                api.memImportFromShareableHandle);
+    (void)load("cuFuncLoad", api.funcLoad, 12040);
     // Multicast objects came with CUDA 12.1.
     (void)load("cuMulticastCreate", api.multicastCreate, 12010);
     (void)load("cuMulticastAddDevice", api.multicastAddDevice, 12010);

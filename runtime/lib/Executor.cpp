@@ -233,6 +233,10 @@ Status Executor::init() {
   MSCCLC_TRY(zeroDevice(waitCounters_, slots * sizeof(mscclc_u64)));
   MSCCLC_CUDA_CHECK(cudaMalloc(&error_, sizeof(MscclcErrorRecord)));
   MSCCLC_TRY(zeroDevice(error_, sizeof(MscclcErrorRecord)));
+  void *readback = nullptr;
+  MSCCLC_CUDA_CHECK(
+      cudaHostAlloc(&readback, sizeof(Readback), cudaHostAllocPortable));
+  readback_ = static_cast<Readback *>(readback);
 
   if (nPort > 0) {
     fifoCapacity_ = kFifoCapacity;
@@ -382,6 +386,8 @@ Executor::~Executor() {
     MSCCLC_CUDA_WARN(cudaFree(waitCounters_));
   if (error_)
     MSCCLC_CUDA_WARN(cudaFree(error_));
+  if (readback_)
+    MSCCLC_CUDA_WARN(cudaFreeHost(readback_));
   if (head_)
     MSCCLC_CUDA_WARN(cudaFree(head_));
   if (triggers_)
@@ -1016,10 +1022,11 @@ Status Executor::check(cudaStream_t stream, DeviceError *out) {
   // On the caller's stream, not the legacy one: a synchronous copy would
   // also wait for other ranks' kernels on a shared GPU, which may be
   // waiting for this rank.
-  MscclcErrorRecord rec;
-  MSCCLC_CUDA_CHECK(cudaMemcpyAsync(&rec, error_, sizeof(rec),
+  MSCCLC_CUDA_CHECK(cudaMemcpyAsync(&readback_->checked, error_,
+                                    sizeof(MscclcErrorRecord),
                                     cudaMemcpyDeviceToHost, stream));
   MSCCLC_CUDA_CHECK(cudaStreamSynchronize(stream));
+  const MscclcErrorRecord rec = readback_->checked;
   DeviceError result;
   result.record = rec;
   if (rec.code != MSCCLC_ERR_NONE)
@@ -1047,11 +1054,10 @@ Status Executor::check(cudaStream_t stream, DeviceError *out) {
 Status Executor::drainAfterError(cudaStream_t stream) {
   // The FIFO head on the caller's stream (a synchronous copy would wait for
   // the kernels of ranks sharing the GPU), then the proxy's queue and copies.
-  uint64_t head = 0;
-  MSCCLC_CUDA_CHECK(cudaMemcpyAsync(&head, head_, sizeof(head),
+  MSCCLC_CUDA_CHECK(cudaMemcpyAsync(&readback_->head, head_, sizeof(uint64_t),
                                     cudaMemcpyDeviceToHost, stream));
   MSCCLC_CUDA_CHECK(cudaStreamSynchronize(stream));
-  return drainProxy(head, 10);
+  return drainProxy(readback_->head, 10);
 }
 
 Status Executor::peekError(std::string *message) {
@@ -1060,10 +1066,11 @@ Status Executor::peekError(std::string *message) {
   if (!peekStream_)
     MSCCLC_CUDA_CHECK(
         cudaStreamCreateWithFlags(&peekStream_, cudaStreamNonBlocking));
-  MscclcErrorRecord rec;
-  MSCCLC_CUDA_CHECK(cudaMemcpyAsync(&rec, error_, sizeof(rec),
+  MSCCLC_CUDA_CHECK(cudaMemcpyAsync(&readback_->peeked, error_,
+                                    sizeof(MscclcErrorRecord),
                                     cudaMemcpyDeviceToHost, peekStream_));
   MSCCLC_CUDA_CHECK(cudaStreamSynchronize(peekStream_));
+  const MscclcErrorRecord rec = readback_->peeked;
   if (rec.code != MSCCLC_ERR_NONE)
     *message = describeError(rec);
   return Status::ok();

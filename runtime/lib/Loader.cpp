@@ -420,6 +420,26 @@ Status Module::function(const std::string &name, CUfunction *out) const {
     return invalidArgument(
         fmt::format("kernel '{}' is not in the compiled module", name));
   MSCCLC_CUDA_CHECK(rc);
+#if !MSCCLC_TARGET_HIP
+  // Under lazy loading (CUDA's default) a handle may be only partly loaded;
+  // the first launch would finish loading it.
+  if (api->funcLoad)
+    MSCCLC_CUDA_CHECK(api->funcLoad(*out));
+  // A kernel whose frame exceeds the stack limit (1 KiB by default) makes
+  // its first launch grow the device's local memory, which waits for the
+  // device to go idle. Raising the limit now costs the same memory.
+  int localBytes = 0;
+  MSCCLC_CUDA_CHECK(api->funcGetAttribute(
+      &localBytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, *out));
+  DeviceGuard guard(device_);
+  size_t limit = 0;
+  MSCCLC_CUDA_CHECK(cudaDeviceGetLimit(&limit, cudaLimitStackSize));
+  if (size_t(localBytes) > limit) {
+    MSCCLC_LOG(Debug, "kernel {}: {} bytes of local memory per thread; "
+               "raising the stack limit from {}", name, localBytes, limit);
+    MSCCLC_CUDA_CHECK(cudaDeviceSetLimit(cudaLimitStackSize, size_t(localBytes)));
+  }
+#endif
   return Status::ok();
 }
 

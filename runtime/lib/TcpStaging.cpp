@@ -3,6 +3,7 @@
 #include "mscclc/runtime/TcpStaging.h"
 #include "mscclc/runtime/Cuda.h"
 
+#include <algorithm>
 #include <deque>
 #include <mutex>
 #include <vector>
@@ -11,10 +12,19 @@ namespace mscclc::rt {
 
 namespace {
 
+/// Events per copier: more than the copies a connection has in flight (8
+/// slices per direction), so copy() seldom waits to reuse one.
+constexpr int kCopierEvents = 32;
+
 class CudaCopier final : public StagingCopier {
 public:
-  CudaCopier(int device, cudaStream_t stream, bool owned)
-      : device_(device), stream_(stream), owned_(owned) {}
+  /// `events` are the copier's for its whole life: copy() creates none,
+  /// because creating one takes a driver lock that a thread blocked in the
+  /// driver (on a stream whose kernel waits for this copy) may hold.
+  CudaCopier(int device, cudaStream_t stream, bool owned,
+             std::vector<cudaEvent_t> events)
+      : device_(device), stream_(stream), owned_(owned),
+        free_(std::move(events)) {}
   ~CudaCopier() override {
     DeviceGuard guard(device_);
     MSCCLC_CUDA_WARN(cudaStreamSynchronize(stream_));
@@ -31,13 +41,17 @@ public:
     std::lock_guard<std::mutex> lock(mutex_);
     MSCCLC_CUDA_CHECK(
         cudaMemcpyAsync(dst, src, size, cudaMemcpyDefault, stream_));
-    cudaEvent_t e = nullptr;
-    if (!free_.empty()) {
-      e = free_.back();
-      free_.pop_back();
-    } else {
-      MSCCLC_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    if (free_.empty()) {
+      // Every event marks a copy in flight: the oldest one's is reused
+      // once that copy is done (copies finish in order on the stream).
+      auto [t, oldest] = pending_.front();
+      pending_.pop_front();
+      MSCCLC_CUDA_CHECK(cudaEventSynchronize(oldest));
+      finished_ = std::max(finished_, t);
+      free_.push_back(oldest);
     }
+    cudaEvent_t e = free_.back();
+    free_.pop_back();
     cudaError_t recorded = cudaEventRecord(e, stream_);
     if (recorded != cudaSuccess) {
       free_.push_back(e);
@@ -105,7 +119,20 @@ public:
     bool owned = !s;
     if (owned)
       MSCCLC_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    *out = std::make_unique<CudaCopier>(device_, s, owned);
+    std::vector<cudaEvent_t> events;
+    for (int i = 0; i < kCopierEvents; ++i) {
+      cudaEvent_t e = nullptr;
+      cudaError_t err = cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
+      if (err != cudaSuccess) {
+        for (cudaEvent_t made : events)
+          MSCCLC_CUDA_WARN(cudaEventDestroy(made));
+        if (owned)
+          MSCCLC_CUDA_WARN(cudaStreamDestroy(s));
+        MSCCLC_CUDA_CHECK(err);
+      }
+      events.push_back(e);
+    }
+    *out = std::make_unique<CudaCopier>(device_, s, owned, std::move(events));
     return Status::ok();
   }
   void bindThread() override { MSCCLC_CUDA_WARN(cudaSetDevice(device_)); }

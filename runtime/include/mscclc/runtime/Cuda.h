@@ -57,8 +57,11 @@ struct DriverApi {
   decltype(&::cuGetErrorString) getErrorString = nullptr;
   decltype(&::cuModuleGetGlobal) moduleGetGlobal = nullptr;
   decltype(&::cuFuncSetAttribute) funcSetAttribute = nullptr;
+  decltype(&::cuFuncGetAttribute) funcGetAttribute = nullptr;
   decltype(&::cuCtxGetCurrent) ctxGetCurrent = nullptr;
   decltype(&::cuMemRelease) memRelease = nullptr;
+  // Loads a lazily loaded kernel in full (CUDA 12.4 and later).
+  decltype(&::cuFuncLoad) funcLoad = nullptr;
   // Virtual memory management: mscclcMemAlloc and multicast mappings.
   decltype(&::cuDeviceGet) deviceGet = nullptr;
   decltype(&::cuMemCreate) memCreate = nullptr;

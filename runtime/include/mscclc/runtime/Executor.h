@@ -216,6 +216,17 @@ private:
   mscclc_u32 *blockEpoch_ = nullptr;
   mscclc_u64 *waitCounters_ = nullptr;
   MscclcErrorRecord *error_ = nullptr;
+  /// Pinned host memory that the device's error record and FIFO head are
+  /// read back into. A copy to pageable memory would be synchronous: it
+  /// blocks inside the driver until the caller's stream (a spinning
+  /// kernel) is done, holding a lock that the proxy's CUDA calls need.
+  /// One slot per reader: check() and drainAfterError() on the caller's
+  /// thread, peekError() on a watchdog's.
+  struct Readback {
+    MscclcErrorRecord checked, peeked;
+    uint64_t head;
+  };
+  Readback *readback_ = nullptr;
 
   void *scratch_ = nullptr;
   ScratchLayout layout_; ///< capacities of scratch_'s parts (total: its size)

@@ -126,6 +126,11 @@ public:
   Module &operator=(const Module &) = delete;
 
   Status load(int device, const std::string &cubin);
+  /// A kernel of the module, ready to launch without synchronising the
+  /// device: fully loaded, and within the device's per-thread stack limit
+  /// (raised here when it needs more). Either would otherwise happen at its
+  /// first launch and wait for every kernel on the device, including peers
+  /// that share the GPU and spin until this one runs.
   Status function(const std::string &name, CUfunction *out) const;
 
 private:
