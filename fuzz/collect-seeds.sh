@@ -6,6 +6,8 @@
 #                  and, given a compiler, the stdlib's checked MLIR
 #   plan-json      given a compiler, the stdlib's plans
 #   bootstrap-wire well-formed messages of each kind (BootstrapWireFuzzer)
+#   tcp-frame      a pair hello and a stream of every kind of frame
+#                  (TcpFrameFuzzer)
 # and the kept findings of fuzz/regressions/<target>/.
 # Usage: fuzz/collect-seeds.sh OUT [MSCCLC]   (MSCCLC: an mscclc binary)
 set -euo pipefail
@@ -13,7 +15,7 @@ cd "$(dirname "$0")/.."
 OUT=${1:?usage: fuzz/collect-seeds.sh OUT [MSCCLC]}
 MSCCLC=${2:-}
 rm -rf "$OUT"
-mkdir -p "$OUT"/{mscl-source,mlir-text,plan-json,bootstrap-wire}
+mkdir -p "$OUT"/{mscl-source,mlir-text,plan-json,bootstrap-wire,tcp-frame}
 
 # A seed's name is its path with / as _, so seeds never collide.
 seedname() { echo "$1" | tr / _; }
@@ -59,6 +61,26 @@ seeds = {
     'answer': b'\2' + bytes([4 + 8]) +
               b''.join(addr(40000 + r) for r in range(4)),
     'ring': b'\3' + struct.pack('<IIQ', magic, 3, nonce) + secret,
+}
+for name, data in seeds.items():
+    open(f'{out}/{name}', 'wb').write(data)
+PY
+
+# The structs of runtime/include/mscclc/runtime/TcpWire.h; the nonce, the
+# secret, the selector bytes and the windows are TcpFrameFuzzer's.
+python3 - "$OUT/tcp-frame" <<'PY'
+import struct, sys
+out = sys.argv[1]
+nonce, secret = 0x0123456789abcdef, bytes(range(32))
+def frame(window, kind, offset, size, payload=b''):
+    return bytes([window]) + struct.pack('<IIIIQQ', 0x4d535446, kind, 0, 0,
+                                         offset, size) + payload
+seeds = {
+    'hello': b'\0' + bytes([4]) + struct.pack('<IIQ', 0x4d535450, 1, nonce) +
+             secret,
+    'frames': b'\1' + frame(0, 1, 0, 16, bytes(16)) +
+              frame(1, 1, 84, 16, bytes(range(16))) + frame(2, 2, 8, 5) +
+              frame(0, 3, 0, 0),
 }
 for name, data in seeds.items():
     open(f'{out}/{name}', 'wb').write(data)

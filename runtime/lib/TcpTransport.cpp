@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mscclc/runtime/TcpTransport.h"
+#include "mscclc/runtime/TcpWire.h"
 #include "mscclc/runtime/Bootstrap.h"
 #include "mscclc/runtime/BootstrapWire.h"
 #include "mscclc/runtime/Log.h"
@@ -33,38 +34,6 @@ constexpr uint64_t kMaxSliceBytes = 64ull << 20;
 constexpr const char *kTimeoutKnob = "MSCCLC_TRANSPORT_TIMEOUT";
 } // namespace
 
-const char *tcpwire::checkFrameHeader(const FrameHeader &h, uint64_t maxSlice) {
-  if (h.magic != kFrameMagic)
-    return "bad frame magic";
-  if (h.reserved != 0 || h.id != 0)
-    return "reserved field not zero";
-  switch (h.type) {
-  case kFrameData:
-    if (h.size == 0 || h.size > maxSlice)
-      return "data frame length is 0 or more than a slice";
-    return nullptr;
-  case kFrameSignal:
-  case kFrameClose:
-    return nullptr;
-  default:
-    return "unknown frame type";
-  }
-}
-
-const char *tcpwire::checkPairHello(const PairHello &h, uint64_t nonce,
-                                    const uint8_t *secret, int nranks) {
-  // The secret first: nothing else of a stranger's frame is looked at.
-  if (!wire::secretsEqual(h.secret, secret))
-    return "wrong secret";
-  if (h.magic != kPairMagic)
-    return "bad magic";
-  if (h.nonce != nonce)
-    return "another communicator's nonce";
-  if (h.rank >= uint32_t(nranks))
-    return "rank out of range";
-  return nullptr;
-}
-
 Status tcpOptionsFromEnv(TcpOptions *out) {
   TcpOptions o;
   if (const char *env = getenv("MSCCLC_TCP_SLICE_BYTES"); env && *env) {
@@ -87,31 +56,6 @@ Status tcpOptionsFromEnv(TcpOptions *out) {
   *out = o;
   return Status::ok();
 }
-
-struct TcpNetwork::Registry {
-  struct Window {
-    char *base;
-    uint64_t size;
-    MemoryKind kind;
-    bool semaphores;
-  };
-  std::shared_mutex mutex;
-  std::unordered_map<uint32_t, Window> windows;
-  uint32_t next = 1;
-
-  /// The window of that use holding [address, address + size), or null.
-  /// Windows are few (a program's buffers): a scan is cheap next to a
-  /// slice.
-  const Window *find(uint64_t address, uint64_t size, bool semaphores) const {
-    for (const auto &[id, w] : windows) {
-      uint64_t base = reinterpret_cast<uint64_t>(w.base);
-      if (w.semaphores == semaphores && address >= base &&
-          address - base <= w.size && size <= w.size - (address - base))
-        return &w;
-    }
-    return nullptr;
-  }
-};
 
 namespace {
 
@@ -379,24 +323,16 @@ Status TcpConnection::recvFrame(bool *closed) {
   MSCCLC_TRY(
       net::recvAll(fd_.get(), &h, sizeof(h), d, "receiving a frame header")
           .context(from));
-  if (const char *bad = checkFrameHeader(h, options_.sliceBytes))
-    return systemError(fmt::format(
-        "{}: rank {} sent a malformed frame ({}): connection closed", who_,
-        peer_, bad));
-  if (h.type == kFrameClose) {
+  std::shared_lock<std::shared_mutex> lock(registry_.mutex);
+  FrameAction action;
+  MSCCLC_TRY(classifyFrame(h, registry_, options_.sliceBytes, peer_, &action)
+                 .context(who_));
+  if (action.kind == FrameAction::Close) {
     *closed = true;
     return Status::ok();
   }
-  std::shared_lock<std::shared_mutex> lock(registry_.mutex);
-  if (h.type == kFrameSignal) {
-    const auto *w = h.address % 8 == 0
-                        ? registry_.find(h.address, sizeof(uint64_t), true)
-                        : nullptr;
-    if (!w)
-      return invalidArgument(fmt::format(
-          "{}: rank {} signals the word at {:#x}, which is no semaphore "
-          "registered for it: refused",
-          who_, peer_, static_cast<unsigned long long>(h.address)));
+  const TcpNetwork::Registry::Window *w = action.window;
+  if (action.kind == FrameAction::Signal) {
     auto *word = reinterpret_cast<uint64_t *>(h.address);
     if (w->kind == MemoryKind::Device) {
       // Queued behind the slices' copies: seen after their data.
@@ -410,13 +346,6 @@ Status TcpConnection::recvFrame(bool *closed) {
     __atomic_store_n(word, h.size, __ATOMIC_RELEASE);
     return Status::ok();
   }
-  const auto *w = registry_.find(h.address, h.size, false);
-  if (!w)
-    return invalidArgument(fmt::format(
-        "{}: rank {} puts {} bytes at {:#x}, outside every window registered "
-        "for it: out of bounds, refused",
-        who_, peer_, static_cast<unsigned long long>(h.size),
-        static_cast<unsigned long long>(h.address)));
   return recvData(h, *w, d, from);
 }
 

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mscclc/runtime/TcpTransport.h"
+#include "mscclc/runtime/TcpWire.h"
 #include "mscclc/runtime/Bootstrap.h"
 
 #include <gtest/gtest.h>

@@ -15,7 +15,7 @@
 // order, so a signal is stored only after the data queued before it on
 // that connection was written. The receiver checks every header (magic,
 // type, a length of at most one slice) and writes only inside a window the
-// receiving rank registered (data into data windows, signals into
+// receiving rank registered (TcpWire.h: data into data windows, signals into
 // semaphore windows): a frame outside one is refused, the connection
 // closed and the refusal reported on both sides. A send that makes no
 // progress, or a frame that stops half-way, for MSCCLC_TRANSPORT_TIMEOUT
@@ -47,38 +47,6 @@
 namespace mscclc::rt {
 
 class Bootstrap;
-
-namespace tcpwire {
-constexpr uint32_t kFrameMagic = 0x4d535446; // "MSTF"
-constexpr uint32_t kPairMagic = 0x4d535450;  // "MSTP"
-enum FrameType : uint32_t { kFrameData = 1, kFrameSignal = 2, kFrameClose = 3 };
-
-struct FrameHeader {
-  uint32_t magic;
-  uint32_t type;
-  uint32_t id;       ///< zero
-  uint32_t reserved; ///< zero
-  uint64_t address;  ///< data, signal: where, in the receiver's space
-  uint64_t size;     ///< data: bytes that follow; signal: the new value
-};
-static_assert(sizeof(FrameHeader) == 32, "FrameHeader has padding");
-
-struct PairHello {
-  uint32_t magic;
-  uint32_t rank;
-  uint64_t nonce;
-  uint8_t secret[32];
-};
-static_assert(sizeof(PairHello) == 48, "PairHello has padding");
-
-/// Null if `h` is a frame a receiver with slices of at most `maxSlice`
-/// bytes may handle, else why not.
-const char *checkFrameHeader(const FrameHeader &h, uint64_t maxSlice);
-/// Null if `h` opens a connection of the communicator with `nonce` and
-/// `secret` from a rank below `nranks`, else why not.
-const char *checkPairHello(const PairHello &h, uint64_t nonce,
-                           const uint8_t *secret, int nranks);
-} // namespace tcpwire
 
 /// Where a window or a channel's source lives.
 enum class MemoryKind { Host, Device };
