@@ -8,6 +8,8 @@
 #   bootstrap-wire well-formed messages of each kind (BootstrapWireFuzzer)
 #   tcp-frame      a pair hello and a stream of every kind of frame
 #                  (TcpFrameFuzzer)
+#   proxy-trigger  puts, signals and flushes on ProxyTriggerFuzzer's
+#                  channels, at the edges of their buffers
 # and the kept findings of fuzz/regressions/<target>/.
 # Usage: fuzz/collect-seeds.sh OUT [MSCCLC]   (MSCCLC: an mscclc binary)
 set -euo pipefail
@@ -15,7 +17,7 @@ cd "$(dirname "$0")/.."
 OUT=${1:?usage: fuzz/collect-seeds.sh OUT [MSCCLC]}
 MSCCLC=${2:-}
 rm -rf "$OUT"
-mkdir -p "$OUT"/{mscl-source,mlir-text,plan-json,bootstrap-wire,tcp-frame}
+mkdir -p "$OUT"/{mscl-source,mlir-text,plan-json,bootstrap-wire,tcp-frame,proxy-trigger}
 
 # A seed's name is its path with / as _, so seeds never collide.
 seedname() { echo "$1" | tr / _; }
@@ -81,6 +83,23 @@ seeds = {
     'frames': b'\1' + frame(0, 1, 0, 16, bytes(16)) +
               frame(1, 1, 84, 16, bytes(range(16))) + frame(2, 2, 8, 5) +
               frame(0, 3, 0, 0),
+}
+for name, data in seeds.items():
+    open(f'{out}/{name}', 'wb').write(data)
+PY
+
+# Triggers in the layout of docs/kernel-abi.md (Trigger.h).
+python3 - "$OUT/proxy-trigger" <<'PY'
+import struct, sys
+out = sys.argv[1]
+def trigger(kind, proxy, src, src_off, dst, dst_off, size):
+    fst = dst_off | dst << 36 | src << 38 | kind << 40 | proxy << 43
+    snd = src_off | size << 36 | 1 << 63
+    return struct.pack('<QQ', fst, snd)
+seeds = {
+    'puts': trigger(1, 0, 0, 0, 1, 0, 4096) + trigger(3, 0, 2, 128, 2, 0, 128) +
+            trigger(7, 1, 2, 99, 1, 6, 1) + trigger(1, 2, 0, 0, 0, 0, 0),
+    'signal-flush': trigger(2, 1, 0, 0, 0, 0, 0) + trigger(4, 2, 0, 0, 0, 0, 0),
 }
 for name, data in seeds.items():
     open(f'{out}/{name}', 'wb').write(data)

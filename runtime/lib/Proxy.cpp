@@ -14,33 +14,6 @@
 
 namespace mscclc::rt {
 
-namespace {
-constexpr uint64_t kMask36 = (uint64_t(1) << 36) - 1;
-constexpr uint64_t kMask27 = (uint64_t(1) << 27) - 1;
-constexpr uint64_t kValid = uint64_t(1) << 63;
-} // namespace
-
-Trigger decodeTrigger(uint64_t fst, uint64_t snd) {
-  Trigger t;
-  t.dstOffset = fst & kMask36;
-  t.dstBuffer = uint32_t((fst >> 36) & 3);
-  t.srcBuffer = uint32_t((fst >> 38) & 3);
-  t.type = uint32_t((fst >> 40) & 7);
-  t.proxyId = uint32_t((fst >> 43) & 0xffff);
-  t.srcOffset = snd & kMask36;
-  t.size = (snd >> 36) & kMask27;
-  return t;
-}
-
-MscclcTrigger encodeTrigger(const Trigger &t) {
-  MscclcTrigger e;
-  e.fst = (t.dstOffset & kMask36) | (uint64_t(t.dstBuffer & 3) << 36) |
-          (uint64_t(t.srcBuffer & 3) << 38) | (uint64_t(t.type & 7) << 40) |
-          (uint64_t(t.proxyId & 0xffff) << 43);
-  e.snd = (t.srcOffset & kMask36) | ((t.size & kMask27) << 36) | kValid;
-  return e;
-}
-
 bool FifoReader::poll(Trigger *out) const {
   if (!triggers_ || capacity_ == 0)
     return false;
@@ -49,7 +22,7 @@ bool FifoReader::poll(Trigger *out) const {
   if (fst == 0)
     return false;
   uint64_t snd = e->snd;
-  if (!(snd & kValid))
+  if (!(snd & kTriggerValid))
     return false; // the second half has not landed yet
   // Re-read fst: both halves must belong to the same push.
   std::atomic_thread_fence(std::memory_order_acquire);

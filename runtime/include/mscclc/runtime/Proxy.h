@@ -21,6 +21,7 @@
 
 #include "mscclc/runtime/Cuda.h"
 #include "mscclc/runtime/Transport.h"
+#include "mscclc/runtime/Trigger.h"
 
 #include "mscclc/device/KernelArgs.h"
 
@@ -32,27 +33,6 @@
 #include <vector>
 
 namespace mscclc::rt {
-
-enum TriggerType : uint32_t {
-  kTriggerPut = 1,
-  kTriggerSignal = 2,
-  kTriggerFlush = 4,
-};
-
-struct Trigger {
-  uint64_t dstOffset = 0;
-  uint32_t dstBuffer = 0;
-  uint32_t srcBuffer = 0;
-  uint32_t type = 0;
-  uint32_t proxyId = 0;
-  uint64_t srcOffset = 0;
-  uint64_t size = 0;
-};
-
-/// The bit layout of docs/kernel-abi.md.
-Trigger decodeTrigger(uint64_t fst, uint64_t snd);
-/// The inverse (host tests and host-side pushes); sets the valid bit.
-MscclcTrigger encodeTrigger(const Trigger &t);
 
 /// The consumer end of an MscclcFifo, on plain memory (testable without a
 /// GPU).
