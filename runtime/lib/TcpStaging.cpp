@@ -46,9 +46,9 @@ public:
       // once that copy is done (copies finish in order on the stream).
       auto [t, oldest] = pending_.front();
       pending_.pop_front();
+      free_.push_back(oldest);
       MSCCLC_CUDA_CHECK(cudaEventSynchronize(oldest));
       finished_ = std::max(finished_, t);
-      free_.push_back(oldest);
     }
     cudaEvent_t e = free_.back();
     free_.pop_back();
