@@ -475,6 +475,14 @@ Status Executor::copyToDevice(void *dst, const void *src, size_t bytes) {
   return Status::ok();
 }
 
+Status Executor::readBack(void *slot, const void *device, size_t bytes,
+                          cudaStream_t stream) {
+  MSCCLC_CUDA_CHECK(
+      cudaMemcpyAsync(slot, device, bytes, cudaMemcpyDeviceToHost, stream));
+  MSCCLC_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return Status::ok();
+}
+
 uint64_t Executor::allocationId(const void *ptr) const {
   const DriverApi *api = nullptr;
   unsigned long long id = 0;
@@ -1022,10 +1030,8 @@ Status Executor::check(cudaStream_t stream, DeviceError *out) {
   // On the caller's stream, not the legacy one: a synchronous copy would
   // also wait for other ranks' kernels on a shared GPU, which may be
   // waiting for this rank.
-  MSCCLC_CUDA_CHECK(cudaMemcpyAsync(&readback_->checked, error_,
-                                    sizeof(MscclcErrorRecord),
-                                    cudaMemcpyDeviceToHost, stream));
-  MSCCLC_CUDA_CHECK(cudaStreamSynchronize(stream));
+  MSCCLC_TRY(readBack(&readback_->checked, error_, sizeof(MscclcErrorRecord),
+                      stream));
   const MscclcErrorRecord rec = readback_->checked;
   DeviceError result;
   result.record = rec;
@@ -1054,9 +1060,7 @@ Status Executor::check(cudaStream_t stream, DeviceError *out) {
 Status Executor::drainAfterError(cudaStream_t stream) {
   // The FIFO head on the caller's stream (a synchronous copy would wait for
   // the kernels of ranks sharing the GPU), then the proxy's queue and copies.
-  MSCCLC_CUDA_CHECK(cudaMemcpyAsync(&readback_->head, head_, sizeof(uint64_t),
-                                    cudaMemcpyDeviceToHost, stream));
-  MSCCLC_CUDA_CHECK(cudaStreamSynchronize(stream));
+  MSCCLC_TRY(readBack(&readback_->head, head_, sizeof(uint64_t), stream));
   return drainProxy(readback_->head, 10);
 }
 
@@ -1066,10 +1070,8 @@ Status Executor::peekError(std::string *message) {
   if (!peekStream_)
     MSCCLC_CUDA_CHECK(
         cudaStreamCreateWithFlags(&peekStream_, cudaStreamNonBlocking));
-  MSCCLC_CUDA_CHECK(cudaMemcpyAsync(&readback_->peeked, error_,
-                                    sizeof(MscclcErrorRecord),
-                                    cudaMemcpyDeviceToHost, peekStream_));
-  MSCCLC_CUDA_CHECK(cudaStreamSynchronize(peekStream_));
+  MSCCLC_TRY(readBack(&readback_->peeked, error_, sizeof(MscclcErrorRecord),
+                      peekStream_));
   const MscclcErrorRecord rec = readback_->peeked;
   if (rec.code != MSCCLC_ERR_NONE)
     *message = describeError(rec);

@@ -163,6 +163,10 @@ private:
   /// legacy stream would join a capture in progress on a blocking stream.
   Status zeroDevice(void *ptr, size_t bytes);
   Status copyToDevice(void *dst, const void *src, size_t bytes);
+  /// Copies `bytes` of device memory into `slot` of readback_ on `stream`
+  /// and waits for it (Readback says why the slot is pinned).
+  Status readBack(void *slot, const void *device, size_t bytes,
+                  cudaStream_t stream);
   /// Sets every block's LL epoch to firstEpoch().
   Status startEpochs();
   /// Collective: refuses, on every rank alike, a program that does not fit
