@@ -7,36 +7,26 @@
 // hello. Every decoder must return a value or an error: no crash, no
 // out-of-bounds access, no allocation out of proportion to the input.
 //
-// Hellos carry the nonce and the secret below; libFuzzer's comparison
-// tracing finds them (and the magic) from the seeds that
+// Hellos carry the nonce and the secret of FuzzSecret.h; libFuzzer's
+// comparison tracing finds them (and the magic) from the seeds that
 // fuzz/collect-seeds.sh writes.
 //
 //===----------------------------------------------------------------------===//
 
 #include "mscclc/runtime/BootstrapWire.h"
+#include "FuzzSecret.h"
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 
 using namespace mscclc::rt;
+using namespace mscclc::fuzz;
 using namespace mscclc::rt::wire;
 
 namespace {
 
-constexpr uint64_t kNonce = 0x0123456789abcdefull;
-
-/// The bytes 0, 1, ..., 31 (as in fuzz/collect-seeds.sh).
-const uint8_t *secret() {
-  static const auto bytes = [] {
-    std::array<uint8_t, kSecretBytes> b;
-    for (size_t i = 0; i < b.size(); ++i)
-      b[i] = uint8_t(i);
-    return b;
-  }();
-  return bytes.data();
-}
+static_assert(kSecretBytes == 32, "FuzzSecret.h holds 32 bytes");
 
 void decodeId(const uint8_t *data, size_t size) {
   UniqueId id{};

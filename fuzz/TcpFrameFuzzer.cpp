@@ -2,9 +2,9 @@
 //
 // What a TCP transport peer can send a rank (TcpWire.h), handled as the
 // receiver does. The first byte picks the message: 0, the pair hello that
-// opens a connection (of a communicator with the nonce and secret below,
-// for a rank count taken from the next byte); anything else, a stream of
-// frames. Each frame is a selector byte, then a 32-byte FrameHeader, then,
+// opens a connection (of a communicator with FuzzSecret.h's nonce and
+// secret, for a rank count taken from the next byte); anything else, a
+// stream of frames. Each frame is a selector byte, then a 32-byte FrameHeader, then,
 // for data, its bytes. The selector names the window the header's address
 // is relative to (a 4 KiB data window, a 100-byte one or 8 semaphores), so
 // that the fuzzer reaches every edge of the windows without knowing where
@@ -16,32 +16,23 @@
 //===----------------------------------------------------------------------===//
 
 #include "mscclc/runtime/TcpWire.h"
+#include "FuzzSecret.h"
 
 #include <algorithm>
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <memory>
 
 using namespace mscclc::rt;
+using namespace mscclc::fuzz;
 using namespace mscclc::rt::tcpwire;
 
 namespace {
 
-constexpr uint64_t kNonce = 0x0123456789abcdefull;
 constexpr uint64_t kSliceBytes = 1024;
-
-/// The bytes 0, 1, ..., 31 (as in fuzz/collect-seeds.sh).
-const uint8_t *secret() {
-  static const auto bytes = [] {
-    std::array<uint8_t, 32> b;
-    for (size_t i = 0; i < b.size(); ++i)
-      b[i] = uint8_t(i);
-    return b;
-  }();
-  return bytes.data();
-}
+static_assert(sizeof(PairHello::secret) == 32,
+              "FuzzSecret.h holds 32 bytes");
 
 void checkHello(const uint8_t *data, size_t size) {
   if (size < 1)
