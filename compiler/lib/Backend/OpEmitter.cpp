@@ -142,6 +142,7 @@ bool KernelEmitter::emitElementwise(Operation *op, ArrayRef<Operand> srcs,
   body.line() << "    " << list(plainDst) << ",\n";
   body.line() << "    " << list(packetDst) << "};\n";
   ++dataOpCount;
+  ++loopOpCount;
   body.line() << "elementwise(ctx, "
               << site(op, "MSCCLC_CHAN_NONE", 0,
                       packetSrc.empty() ? "MSCCLC_OPC_NONE"
@@ -210,6 +211,7 @@ bool KernelEmitter::emitPortPut(Operation *op, const ChannelInfo &c,
     body.line() << "__syncthreads(); // the signal covers the block's writes\n";
   std::string idx = std::to_string(c.index);
   body.open("if (threadIdx.x == 0)");
+  loopOpCount += flush ? 2 : 1;
   body.line() << "const u64 last = portPut(ctx, "
               << site(op, "MSCCLC_CHAN_PORT", c.index, "MSCCLC_OPC_FIFO_PUSH")
               << ", args.fifo,\n";
@@ -231,6 +233,7 @@ bool KernelEmitter::emitPortPut(Operation *op, const ChannelInfo &c,
     body.line() << "__syncthreads();\n";
   closeRange(opened);
   if (split && signal) {
+    ++loopOpCount;
     body.line() << "__syncthreads(); // the signal covers the block's writes\n";
     body.line() << "if (threadIdx.x == 0) portSignal(ctx, "
                 << site(op, "MSCCLC_CHAN_PORT", c.index,
@@ -292,15 +295,17 @@ bool KernelEmitter::emitSignal(Operation *op, ArrayAttr channels) {
       continue;
     }
     body.line() << "if (threadIdx.x == " << (lane++ % 32) << ") ";
-    if (c->isPort)
+    if (c->isPort) {
+      ++loopOpCount;
       body.rest() << "portSignal(ctx, "
                   << site(op, "MSCCLC_CHAN_PORT", c->index,
                           "MSCCLC_OPC_FIFO_PUSH")
                   << ", args.fifo, args.portChannels[" << idx
                   << "].proxyId);\n";
-    else
+    } else {
       body.rest() << "signalSemaphore(args.memoryChannels[" << idx
                   << "].peerSemaphore);\n";
+    }
   }
   return true;
 }
@@ -316,6 +321,7 @@ bool KernelEmitter::emitWait(Operation *op, ArrayAttr channels) {
       continue;
     }
     std::string var = waitVar(*c);
+    ++loopOpCount;
     body.line() << var << " += " << c->peerGroup << ";\n";
     body.line() << "if (threadIdx.x == " << (lane++ % 32) << ")\n";
     body.line() << "  waitSemaphore(ctx, "
@@ -341,6 +347,7 @@ bool KernelEmitter::emitFlush(Operation *op, ArrayAttr channels) {
                   << ": memory channel puts are complete\n";
       continue;
     }
+    ++loopOpCount;
     body.line() << "if (threadIdx.x == " << (lane++ % 32) << ") portFlush(ctx, "
                 << site(op, "MSCCLC_CHAN_PORT", c->index, "MSCCLC_OPC_FLUSH")
                 << ", args.fifo, args.portChannels[" << c->index

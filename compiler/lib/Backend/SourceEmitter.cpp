@@ -83,7 +83,7 @@ LogicalResult writeKernels(const ProgramInfo &info, llvm::raw_ostream &out,
                                                 .assumeVerified());
   // Every kernel first: the prelude depends on their size.
   bool ok = true;
-  int64_t maxDataOps = 0;
+  OutliningCounts counts;
   std::string kernels;
   llvm::raw_string_ostream ks(kernels);
   for (int64_t r = 0; r < info.ranks; ++r) {
@@ -94,7 +94,8 @@ LogicalResult writeKernels(const ProgramInfo &info, llvm::raw_ostream &out,
       ok = false;
       continue;
     }
-    maxDataOps = std::max(maxDataOps, emitter.dataOps());
+    counts.maxDataOps = std::max(counts.maxDataOps, emitter.dataOps());
+    counts.maxLoopOps = std::max(counts.maxLoopOps, emitter.loopOps());
     ks << "#if !defined(MSCCLC_RANK) || MSCCLC_RANK == " << r << "\n"
        << text << "#endif // rank " << r << "\n\n";
   }
@@ -115,7 +116,7 @@ LogicalResult writeKernels(const ProgramInfo &info, llvm::raw_ostream &out,
     out << "// HIP C++17 for gfx90a and gfx942, e.g. hipcc -std=c++17 "
            "--offload-arch=gfx90a\n"
         << "// (docs/backend.md); LL packets are LL8 there.\n";
-  writeOutliningChoice(out, maxDataOps);
+  writeOutliningChoice(out, counts);
   if (options.embedHeaders) {
     std::set<std::string> done;
     pasteHeader("mscclc/device/Device.h", out, done);

@@ -86,6 +86,29 @@ struct Example {
   bool switchChannels = false;
 };
 
+/// Where a sweep's time goes, summed over its cases (printed at its end).
+struct PhaseTimes {
+  double compileWait = 0; ///< waiting for a program's compile
+  double buffers = 0;     ///< allocating, filling and freeing buffers
+  double runs = 0;        ///< launches and checks (and kernels compiled then)
+  double copyBack = 0;    ///< copying results to the host
+  double references = 0;  ///< computing the expected results
+  double compares = 0;    ///< comparing
+};
+
+/// Adds the time from its construction to its destruction to *sum.
+class Stopwatch {
+public:
+  explicit Stopwatch(double *sum) : sum_(sum), start_(std::chrono::steady_clock::now()) {}
+  ~Stopwatch() {
+    *sum_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+
+private:
+  double *sum_;
+  std::chrono::steady_clock::time_point start_;
+};
+
 /// A fast reproducible value stream: element i of rank r's buffer.
 inline uint64_t mix(uint64_t x) {
   x += 0x9e3779b97f4a7c15ull;
@@ -94,19 +117,24 @@ inline uint64_t mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-void fill(DType t, void *buf, size_t n, uint64_t seed) {
-  for (size_t i = 0; i < n; ++i) {
-    uint64_t h = mix(seed * 0x100000001b3ull + i);
-    float f = float(int64_t(h >> 40) - (1 << 23)) / float(1 << 23); // [-1, 1)
-    switch (t) {
-    case DType::F32: static_cast<float *>(buf)[i] = f; break;
-    case DType::F16: static_cast<__half *>(buf)[i] = __float2half(f); break;
-    case DType::BF16: static_cast<__nv_bfloat16 *>(buf)[i] = __float2bfloat16(f); break;
-    case DType::I32: static_cast<int32_t *>(buf)[i] = int32_t(h % 200001) - 100000; break;
-    case DType::F8E4M3:
-    case DType::F8E5M2: storeFp8(t, buf, i, fp8TestValue(t, f)); break;
+/// Elements [begin, begin + n) of the value stream `seed`, into buf[0, n):
+/// element i depends only on i, so a reference regenerates just the slice
+/// it needs.
+void fill(DType t, void *buf, size_t begin, size_t n, uint64_t seed) {
+  parallelFor(n, [&](size_t from, size_t to) {
+    for (size_t j = from; j < to; ++j) {
+      uint64_t h = mix(seed * 0x100000001b3ull + begin + j);
+      float f = float(int64_t(h >> 40) - (1 << 23)) / float(1 << 23); // [-1, 1)
+      switch (t) {
+      case DType::F32: static_cast<float *>(buf)[j] = f; break;
+      case DType::F16: static_cast<__half *>(buf)[j] = __float2half(f); break;
+      case DType::BF16: static_cast<__nv_bfloat16 *>(buf)[j] = __float2bfloat16(f); break;
+      case DType::I32: static_cast<int32_t *>(buf)[j] = int32_t(h % 200001) - 100000; break;
+      case DType::F8E4M3:
+      case DType::F8E5M2: storeFp8(t, buf, j, fp8TestValue(t, f)); break;
+      }
     }
-  }
+  });
 }
 
 uint64_t seedOf(int rank, size_t count, DType t, int round) {
@@ -140,56 +168,83 @@ size_t inPlaceOutputOffset(const std::string &coll, int rank, size_t count) {
   return coll == "reducescatter" || coll == "scatter" ? size_t(rank) * count : 0;
 }
 
-/// The expected output of `rank`, from every rank's regenerated input.
-std::vector<double> reference(const Example &ex, int n, int rank, size_t count,
-                              DType t, int round, double *mag, int *terms) {
-  const std::string &c = ex.collective;
-  size_t in = sendElems(c, n, count);
-  std::vector<char> buf(in * sizeOf(t));
-  std::vector<double> ref(recvElems(c, n, count), 0.0);
-  *mag = 0;
-  *terms = 1;
-  for (int r = 0; r < n; ++r) {
-    fill(t, buf.data(), in, seedOf(r, count, t, round));
-    auto v = [&](size_t i) {
-      double x = load(t, buf.data(), i);
-      *mag = std::max(*mag, std::fabs(x));
-      return x;
-    };
-    if (c == "allreduce" || c == "reduce") {
-      for (size_t i = 0; i < count; ++i)
-        ref[i] += v(i);
-      *terms = n;
-    } else if (c == "allgather" || c == "gather") {
-      for (size_t i = 0; i < count; ++i)
-        ref[size_t(r) * count + i] = v(i);
-    } else if (c == "reducescatter") {
-      for (size_t i = 0; i < count; ++i)
-        ref[i] += v(size_t(rank) * count + i);
-      *terms = n;
-    } else if (c == "broadcast") {
-      if (r == ex.root)
-        for (size_t i = 0; i < count; ++i)
-          ref[i] = v(i);
-    } else if (c == "scatter") {
-      if (r == ex.root)
-        for (size_t i = 0; i < count; ++i)
-          ref[i] = v(size_t(rank) * count + i);
-    } else if (c == "alltoall") {
-      for (size_t i = 0; i < count; ++i)
-        ref[size_t(r) * count + i] = v(size_t(rank) * count + i);
-    }
+/// Pinned host memory reused from case to case. At 8 ranks and 64 MiB,
+/// fresh vectors at every case cost more in page faults than the GPU work,
+/// and copies from pinned memory run at full DMA speed (and synchronously:
+/// the memory may be refilled once cudaMemcpy returns).
+class PinnedScratch {
+public:
+  PinnedScratch() = default;
+  PinnedScratch(const PinnedScratch &) = delete;
+  PinnedScratch &operator=(const PinnedScratch &) = delete;
+  ~PinnedScratch() {
+    if (ptr_)
+      (void)cudaFreeHost(ptr_); // at exit, the CUDA runtime may be gone
   }
-  return ref;
+  char *get(size_t bytes) {
+    if (bytes > size_) {
+      if (ptr_)
+        MSCCLC_CUDA_OR_EXIT(cudaFreeHost(ptr_));
+      ptr_ = nullptr;
+      MSCCLC_CUDA_OR_EXIT(cudaMallocHost(&ptr_, bytes));
+      size_ = bytes;
+    }
+    return static_cast<char *>(ptr_);
+  }
+
+private:
+  void *ptr_ = nullptr;
+  size_t size_ = 0;
+};
+
+/// A rank's input on its way to the GPU (also regenerated to check it).
+PinnedScratch &inputScratch() {
+  static PinnedScratch s;
+  return s;
+}
+/// A rank's result on its way back.
+PinnedScratch &resultScratch() {
+  static PinnedScratch s;
+  return s;
+}
+
+/// The expected output of `rank` into *ref, from the slice of each rank's
+/// input that reaches it; *terms is the number of inputs summed into each
+/// element.
+void reference(const Example &ex, int n, int rank, size_t count, DType t,
+               int round, std::vector<double> *ref, int *terms) {
+  const std::string &c = ex.collective;
+  const bool sums = c == "allreduce" || c == "reduce" || c == "reducescatter";
+  const bool rootSends = c == "broadcast" || c == "scatter";
+  // Rank r sends `rank` the slice at rank*count of its buffer (else at 0) ...
+  const bool fromSlice = c == "reducescatter" || c == "scatter" || c == "alltoall";
+  // ... which lands at r*count of the output (else at 0).
+  const bool toSlice = c == "allgather" || c == "gather" || c == "alltoall";
+  ref->assign(recvElems(c, n, count), 0.0); // keeps the capacity
+  char *slice = inputScratch().get(count * sizeOf(t));
+  *terms = sums ? n : 1;
+  for (int r = 0; r < n; ++r) {
+    if (rootSends && r != ex.root)
+      continue;
+    fill(t, slice, fromSlice ? size_t(rank) * count : 0, count,
+         seedOf(r, count, t, round));
+    double *out = ref->data() + (toSlice ? size_t(r) * count : 0);
+    parallelFor(count, [&](size_t from, size_t to) {
+      for (size_t i = from; i < to; ++i)
+        out[i] = (sums ? out[i] : 0.0) + load(t, slice, i);
+    });
+  }
 }
 
 struct Buffers {
   void *send = nullptr, *recv = nullptr;
   void *outPtr = nullptr; ///< where the result is
   size_t recvElemsN = 0;
-  /// The receive buffer as allocated (poison, and in place the input): what
-  /// a non-root rank of reduce and gather must still hold afterwards.
-  std::vector<char> initialRecv;
+  /// The receive buffer as allocated: poison, and in place the rank's input
+  /// at inputOffset. A non-root rank of reduce and gather must still hold
+  /// that afterwards.
+  size_t recvBytes = 0, inputOffset = 0, inputBytes = 0;
+  uint64_t seed = 0; ///< of the rank's input
   bool inPlace = false;
   bool cuMem = false; ///< from mscclcMemAlloc, not cudaMalloc
 };
@@ -224,37 +279,33 @@ Buffers allocate(const Example &ex, int n, int rank, size_t count, DType t,
   size_t es = sizeOf(t);
   size_t sN = sendElems(ex.collective, n, count), rN = recvElems(ex.collective, n, count);
   b.recvElemsN = rN;
-  std::vector<char> host(sN * es);
-  fill(t, host.data(), sN, seedOf(rank, count, t, round));
+  b.seed = seedOf(rank, count, t, round);
+  b.inputBytes = sN * es;
+  char *host = inputScratch().get(b.inputBytes);
+  fill(t, host, 0, sN, b.seed);
   if (inPlace) {
-    size_t total = std::max(sN + inPlaceInputOffset(ex.collective, rank, count), rN);
+    b.inputOffset = inPlaceInputOffset(ex.collective, rank, count) * es;
+    b.recvBytes = std::max(b.inputOffset + b.inputBytes, rN * es);
     // Buffers that peers map get allocations of their own (docs/jit-api.md).
-    deviceAlloc(&b.recv, std::max<size_t>(total * es, 2u << 20), cuMem);
-    MSCCLC_CUDA_OR_EXIT(cudaMemset(b.recv, 0xff, total * es));
-    MSCCLC_CUDA_OR_EXIT(
-        cudaMemcpy(static_cast<char *>(b.recv) +
-                       inPlaceInputOffset(ex.collective, rank, count) * es,
-                   host.data(), sN * es, cudaMemcpyHostToDevice));
+    deviceAlloc(&b.recv, std::max<size_t>(b.recvBytes, 2u << 20), cuMem);
+    MSCCLC_CUDA_OR_EXIT(cudaMemset(b.recv, 0xff, b.recvBytes));
+    MSCCLC_CUDA_OR_EXIT(cudaMemcpy(static_cast<char *>(b.recv) + b.inputOffset,
+                                   host, b.inputBytes, cudaMemcpyHostToDevice));
     b.send = b.recv;
     b.outPtr = static_cast<char *>(b.recv) +
                inPlaceOutputOffset(ex.collective, rank, count) * es;
-    b.initialRecv.assign(total * es, char(0xff));
-    std::copy(host.begin(), host.end(),
-              b.initialRecv.begin() +
-                  inPlaceInputOffset(ex.collective, rank, count) * es);
   } else {
-    deviceAlloc(&b.send, std::max<size_t>(sN * es, 2u << 20), cuMem);
-    deviceAlloc(&b.recv, std::max<size_t>(rN * es, 2u << 20), cuMem);
+    b.recvBytes = rN * es;
+    deviceAlloc(&b.send, std::max<size_t>(b.inputBytes, 2u << 20), cuMem);
+    deviceAlloc(&b.recv, std::max<size_t>(b.recvBytes, 2u << 20), cuMem);
     // Poison: elements the kernel does not write show up.
-    MSCCLC_CUDA_OR_EXIT(cudaMemset(b.recv, 0xff, rN * es));
+    MSCCLC_CUDA_OR_EXIT(cudaMemset(b.recv, 0xff, b.recvBytes));
     MSCCLC_CUDA_OR_EXIT(
-        cudaMemcpy(b.send, host.data(), sN * es, cudaMemcpyHostToDevice));
+        cudaMemcpy(b.send, host, b.inputBytes, cudaMemcpyHostToDevice));
     b.outPtr = b.recv;
-    b.initialRecv.assign(rN * es, char(0xff));
   }
-  // The memset, and the copy from pageable memory, may still be under way
-  // on the legacy stream when they return; the ranks' non-blocking streams
-  // do not wait for it.
+  // The memset may still be under way on the legacy stream when it
+  // returns; the ranks' non-blocking streams do not wait for it.
   MSCCLC_CUDA_OR_EXIT(cudaDeviceSynchronize());
   return b;
 }
@@ -265,30 +316,47 @@ void release(Buffers &b) {
   deviceFree(b.recv, b.cuMem);
 }
 
+/// The first byte of a non-root's receive buffer that is no longer as
+/// allocated, or SIZE_MAX.
+size_t firstChangedByte(const Buffers &b, DType t) {
+  char *now = resultScratch().get(b.recvBytes);
+  MSCCLC_CUDA_OR_EXIT(cudaMemcpy(now, b.recv, b.recvBytes, cudaMemcpyDeviceToHost));
+  const char *input = nullptr;
+  if (b.inPlace) {
+    char *regenerated = inputScratch().get(b.inputBytes);
+    fill(t, regenerated, 0, b.inputBytes / sizeOf(t), b.seed);
+    input = regenerated;
+  }
+  for (size_t i = 0; i < b.recvBytes; ++i) {
+    bool inInput = input && i >= b.inputOffset && i < b.inputOffset + b.inputBytes;
+    if (now[i] != (inInput ? input[i - b.inputOffset] : char(0xff)))
+      return i;
+  }
+  return SIZE_MAX;
+}
+
 size_t verify(const Example &ex, const Buffers &b, int n, int rank, size_t count,
-              DType t, int round, const std::string &what) {
+              DType t, int round, const std::string &what, PhaseTimes &time) {
   if (resultAtRootOnly(ex.collective) && rank != ex.root) {
-    std::vector<char> now(b.initialRecv.size());
-    MSCCLC_CUDA_OR_EXIT(
-        cudaMemcpy(now.data(), b.recv, now.size(), cudaMemcpyDeviceToHost));
-    if (now == b.initialRecv)
+    Stopwatch watch(&time.compares);
+    size_t at = firstChangedByte(b, t);
+    if (at == SIZE_MAX)
       return 0;
-    size_t at = std::mismatch(now.begin(), now.end(), b.initialRecv.begin())
-                    .first - now.begin();
     fprintf(stderr, "  %s: rank %d (not the root) had its receive buffer "
             "written (byte %zu)\n", what.c_str(), rank, at);
     return 1;
   }
-  std::vector<char> host(b.recvElemsN * sizeOf(t));
-  MSCCLC_CUDA_OR_EXIT(
-      cudaMemcpy(host.data(), b.outPtr, host.size(), cudaMemcpyDeviceToHost));
+  char *host = resultScratch().get(b.recvElemsN * sizeOf(t));
+  {
+    Stopwatch watch(&time.copyBack);
+    MSCCLC_CUDA_OR_EXIT(cudaMemcpy(host, b.outPtr, b.recvElemsN * sizeOf(t),
+                                   cudaMemcpyDeviceToHost));
+  }
   // Every rank of allreduce, allgather and broadcast expects the same
-  // result: computed once per case, not once per rank (at 8 ranks and
-  // 64 MiB the reference costs more than the GPU work).
+  // result: computed once per case, not once per rank.
   struct Expected {
     std::string key;
     std::vector<double> ref;
-    double mag = 0;
     int terms = 1;
   };
   static Expected last;
@@ -300,11 +368,14 @@ size_t verify(const Example &ex, const Buffers &b, int n, int rank, size_t count
   if (!sameForAll)
     key += "/rank" + std::to_string(rank);
   if (last.key != key) {
+    Stopwatch watch(&time.references);
     last.key = key;
-    last.ref = reference(ex, n, rank, count, t, round, &last.mag, &last.terms);
+    reference(ex, n, rank, count, t, round, &last.ref, &last.terms);
   }
-  double tol = last.terms > 1 ? tolerance(t, last.terms, last.mag) : 0.0;
-  return compare(t, host.data(), last.ref, tol, what);
+  // Every input lies in [-1, 1) (integers: exact sums, no tolerance).
+  double tol = last.terms > 1 ? tolerance(t, last.terms, 1.0) : 0.0;
+  Stopwatch watch(&time.compares);
+  return compare(t, host, last.ref, tol, what);
 }
 
 /// Copies every example into the folder `dir` (imports stay relative),
@@ -382,6 +453,7 @@ struct Tally {
   int pass = 0, fail = 0, skip = 0;
 };
 
+
 void report(Tally &t, const char *verdict, const std::string &what,
             const std::string &extra = "") {
   printf("%s %s%s%s\n", verdict, what.c_str(), extra.empty() ? "" : ": ",
@@ -416,7 +488,7 @@ std::vector<size_t> countsFor(const Options &o, DType t, const std::string &coll
 /// communicators this process drives, ranks[i] their ranks).
 void runExample(const Options &o, const Example &ex, int n,
                 const std::vector<mscclcComm_t> &comms, const std::vector<int> &ranks,
-                const char *model, Tally &tally, bool inPlace) {
+                const char *model, Tally &tally, PhaseTimes &time, bool inPlace) {
   std::string label = std::string("[") + model + "] " + ex.name;
   if (ex.skipReason.size()) {
     if (ranks[0] == 0 || comms.size() > 1)
@@ -500,11 +572,18 @@ void runExample(const Options &o, const Example &ex, int n,
       std::string what = label + " " + name(t) + " count=" + std::to_string(count) +
                          (inPlace ? " in-place" : "");
       std::vector<Buffers> bufs;
-      for (size_t i = 0; i < comms.size(); ++i) {
-        MSCCLC_CUDA_OR_EXIT(cudaSetDevice(o.layout.deviceOf(ranks[i])));
-        bufs.push_back(allocate(ex, n, ranks[i], count, t, round, inPlace, o.cuMem));
+      {
+        Stopwatch watch(&time.buffers);
+        for (size_t i = 0; i < comms.size(); ++i) {
+          MSCCLC_CUDA_OR_EXIT(cudaSetDevice(o.layout.deviceOf(ranks[i])));
+          bufs.push_back(allocate(ex, n, ranks[i], count, t, round, inPlace, o.cuMem));
+        }
       }
-      auto res = runAll(bufs, count, t);
+      std::pair<mscclcResult_t, std::string> res;
+      {
+        Stopwatch watch(&time.runs);
+        res = runAll(bufs, count, t);
+      }
       // A type the program does not serve is refused first, SwitchChannel
       // programs included (their multicast set-up comes after the check).
       if (res.first == mscclcInvalidArgument &&
@@ -543,11 +622,12 @@ void runExample(const Options &o, const Example &ex, int n,
         size_t bad = 0;
         for (size_t i = 0; i < comms.size(); ++i) {
           MSCCLC_CUDA_OR_EXIT(cudaSetDevice(o.layout.deviceOf(ranks[i])));
-          bad += verify(ex, bufs[i], n, ranks[i], count, t, round, what);
+          bad += verify(ex, bufs[i], n, ranks[i], count, t, round, what, time);
         }
         report(tally, bad ? "FAIL" : "PASS", what,
                bad ? std::to_string(bad) + " wrong elements" : "");
       }
+      Stopwatch watch(&time.buffers);
       releaseAll(bufs);
     }
   }
@@ -598,7 +678,7 @@ void runExample(const Options &o, const Example &ex, int n,
       size_t bad = 0;
       for (size_t i = 0; i < comms.size(); ++i) {
         MSCCLC_CUDA_OR_EXIT(cudaSetDevice(o.layout.deviceOf(ranks[i])));
-        bad += verify(ex, bufs[i], n, ranks[i], count, DType::F32, round, what);
+        bad += verify(ex, bufs[i], n, ranks[i], count, DType::F32, round, what, time);
       }
       report(tally, bad ? "FAIL" : "PASS", what);
     }
@@ -644,15 +724,19 @@ Tally runModel(const Options &o, const std::string &dir,
                                    o.layout.deviceOf(rank));
       });
   Tally tally;
+  PhaseTimes time;
   for (size_t i = 0; i < variants.size(); ++i) {
     auto t0 = std::chrono::steady_clock::now();
-    ahead.take(i);
+    {
+      Stopwatch watch(&time.compileWait);
+      ahead.take(i);
+    }
     Example &ex = examples[i];
     // The program says whether it runs in place (a header may say so).
     int programInPlace = int(i % 2);
     if (ex.program)
       MSCCLC_OR_EXIT(mscclcProgramInPlace(ex.program, &programInPlace));
-    runExample(o, ex, n, comms, ranks, model, tally, programInPlace == 1);
+    runExample(o, ex, n, comms, ranks, model, tally, time, programInPlace == 1);
     ahead.release(i);
     if (ex.program)
       mscclcProgramDestroy(ex.program);
@@ -660,6 +744,12 @@ Tally runModel(const Options &o, const std::string &dir,
     if (ranks[0] == 0)
       printf("  (%s in %.1f s)\n", variants[i].c_str(), s);
   }
+  if (ranks[0] == 0)
+    printf("[%s] time: %.1f s waiting for programs, %.1f s on buffers, %.1f s "
+           "running, %.1f s copying results back, %.1f s on references, "
+           "%.1f s comparing\n",
+           model, time.compileWait, time.buffers, time.runs, time.copyBack,
+           time.references, time.compares);
   return tally;
 }
 

@@ -35,22 +35,33 @@ __device__ __forceinline__ MscclcTrigger makeTrigger(u64 type, u32 proxyId,
   return t;
 }
 
+/// The wait of fifoPush while the FIFO is full (outlined with
+/// MSCCLC_OUTLINE_OPS). False when it stayed full past the time-out
+/// (recorded).
+__device__ MSCCLC_OP_INLINE bool fifoWaitForRoom(const Ctx &ctx, const Site &site,
+                                                 const MscclcFifo &fifo,
+                                                 u64 index) {
+  Spinner spin;
+  Site full = site;
+  full.op = MSCCLC_OPC_FIFO_PUSH;
+  for (;;) {
+    const u64 tail = *fifo.tail;
+    if (index - tail < fifo.capacity)
+      return true;
+    if (spin.poll(ctx, full, index, tail))
+      return false;
+  }
+}
+
 /// Pushes one trigger (single thread). Returns its FIFO index, or ~0 when
 /// the FIFO stayed full past the time-out (recorded).
 __device__ __forceinline__ u64 fifoPush(const Ctx &ctx, const Site &site,
                                         const MscclcFifo &fifo,
                                         MscclcTrigger t) {
   const u64 index = atomicAdd(fifo.head, 1ull);
-  Spinner spin;
-  for (;;) {
-    const u64 tail = *fifo.tail;
-    if (index - tail < fifo.capacity)
-      break;
-    Site full = site;
-    full.op = MSCCLC_OPC_FIFO_PUSH;
-    if (spin.poll(ctx, full, index, tail))
-      return ~0ull;
-  }
+  if (index - *fifo.tail >= fifo.capacity &&
+      !fifoWaitForRoom(ctx, site, fifo, index))
+    return ~0ull;
   MscclcTrigger *slot = fifo.triggers + index % fifo.capacity;
   storeTrigger(slot, t);
   return index;
@@ -59,7 +70,7 @@ __device__ __forceinline__ u64 fifoPush(const Ctx &ctx, const Site &site,
 /// put (and optionally signal / flush) of `size` bytes, split into
 /// triggers of at most MSCCLC_TRIGGER_MAX_SIZE bytes; only the last one
 /// carries the signal and flush bits. Returns the last index (for flush).
-__device__ __forceinline__ u64 portPut(const Ctx &ctx, const Site &site,
+__device__ MSCCLC_OP_INLINE u64 portPut(const Ctx &ctx, const Site &site,
                                        const MscclcFifo &fifo, u32 proxyId,
                                        u64 extraType, u32 dstBuf, u64 dstOffset,
                                        u32 srcBuf, u64 srcOffset, u64 size) {
@@ -81,7 +92,7 @@ __device__ __forceinline__ u64 portPut(const Ctx &ctx, const Site &site,
 }
 
 /// Signal on a port channel (single thread, after a block barrier).
-__device__ __forceinline__ u64 portSignal(const Ctx &ctx, const Site &site,
+__device__ MSCCLC_OP_INLINE u64 portSignal(const Ctx &ctx, const Site &site,
                                           const MscclcFifo &fifo,
                                           u32 proxyId) {
   fenceSystem();
@@ -89,11 +100,9 @@ __device__ __forceinline__ u64 portSignal(const Ctx &ctx, const Site &site,
                   makeTrigger(MSCCLC_TRIGGER_SIGNAL, proxyId, 0, 0, 0, 0, 0));
 }
 
-/// Waits until the proxy consumed entry `index` (single thread).
-__device__ __forceinline__ bool fifoSync(const Ctx &ctx, const Site &site,
-                                        const MscclcFifo &fifo, u64 index) {
-  if (index == ~0ull)
-    return false;
+/// The spin of fifoSync (outlined with MSCCLC_OUTLINE_OPS).
+__device__ MSCCLC_OP_INLINE bool fifoSyncSpin(const Ctx &ctx, const Site &site,
+                                              const MscclcFifo &fifo, u64 index) {
   Spinner spin;
   Site flush = site;
   flush.op = MSCCLC_OPC_FLUSH;
@@ -106,9 +115,17 @@ __device__ __forceinline__ bool fifoSync(const Ctx &ctx, const Site &site,
   }
 }
 
+/// Waits until the proxy consumed entry `index` (single thread).
+__device__ __forceinline__ bool fifoSync(const Ctx &ctx, const Site &site,
+                                        const MscclcFifo &fifo, u64 index) {
+  if (index == ~0ull)
+    return false;
+  return fifoSyncSpin(ctx, site, fifo, index);
+}
+
 /// Flush on a port channel: push a flush trigger and wait until the proxy
 /// finished it (single thread; the caller runs a block barrier after).
-__device__ __forceinline__ bool portFlush(const Ctx &ctx, const Site &site,
+__device__ MSCCLC_OP_INLINE bool portFlush(const Ctx &ctx, const Site &site,
                                           const MscclcFifo &fifo,
                                           u32 proxyId) {
   return fifoSync(ctx, site, fifo,
