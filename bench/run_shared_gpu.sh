@@ -36,14 +36,13 @@ for r in "${@:-2 4 8}"; do
   step "timeout-$r" 120 $B/runtime-gpu-selftest --timeout-test --ranks "$r"
   step "abort-$r" 120 $B/runtime-gpu-selftest --abort-test --ranks "$r"
   # Every stdlib algorithm, fp32/fp16/bf16/int32, 1 element to 64 MiB,
-  # in and out of place, 100 back-to-back launches; then 8 instances
+  # in and out of place, 100 back-to-back launches, at 1 and 8 instances
   # (shapes that do not fit the GPU are refused: SKIP lines).
-  step "collectives-$r" 600 "${queues[@]}" $B/runtime-gpu-collectives \
-    --examples stdlib --models group --types f32,f16,bf16,i32 \
-    --max-bytes 67108864 --repeat 100 --ranks "$r"
-  step "collectives-$r-i8" 600 "${queues[@]}" $B/runtime-gpu-collectives \
-    --examples stdlib --models group --quick --types f32,bf16 \
-    --max-bytes 67108864 --repeat 100 --instances 8 --ranks "$r"
+  for k in 1 8; do
+    step "collectives-$r-i$k" 600 "${queues[@]}" $B/runtime-gpu-collectives \
+      --examples stdlib --models group --types f32,f16,bf16,i32 \
+      --max-bytes 67108864 --repeat 100 --instances $k --ranks "$r"
+  done
   # mscclcRunCollective: the stdlib selection's picks for every collective.
   step "run-collective-$r" 600 "${queues[@]}" $B/runtime-gpu-run-collective \
     --quick --max-bytes 16777216 --ranks "$r"
@@ -58,7 +57,8 @@ for r in "${@:-2 4 8}"; do
   [ "$r" = 4 ] && step "soak-$r" 600 $B/runtime-gpu-run-collective \
     --soak 10000 --seed 1 --ranks "$r"
   # compute-sanitizer at 4 ranks: the self-test and every stdlib file at
-  # small sizes, racecheck and memcheck.
+  # small sizes, racecheck and memcheck; the port-channel files also at 8
+  # instances, whose kernels call their port operations out of line.
   if [ "$r" = 4 ]; then
     for tool in racecheck memcheck; do
       step "$tool-selftest-$r" 300 compute-sanitizer --tool $tool --error-exitcode 3 \
@@ -66,6 +66,10 @@ for r in "${@:-2 4 8}"; do
       step "$tool-stdlib-$r" 600 compute-sanitizer --tool $tool --error-exitcode 3 \
         $B/runtime-gpu-collectives --examples stdlib --models group --quick \
         --types f32 --max-bytes 65536 --repeat 2 --ranks "$r"
+      step "$tool-ports-i8-$r" 600 compute-sanitizer --tool $tool --error-exitcode 3 \
+        $B/runtime-gpu-collectives --examples stdlib --models group --quick \
+        --only allgather_port,allreduce_2pa_port,allreduce_2pr --types f32 \
+        --max-bytes 65536 --repeat 2 --instances 8 --ranks "$r"
     done
   fi
 done
