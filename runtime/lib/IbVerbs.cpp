@@ -2,12 +2,10 @@
 
 #include "mscclc/runtime/IbVerbs.h"
 
+#include "IbVerbsLib.h"
+
 #include <cstdlib>
 #include <dlfcn.h>
-
-#if MSCCLC_HAVE_IBVERBS
-#include <infiniband/verbs.h>
-#endif
 
 namespace mscclc::rt {
 
@@ -86,45 +84,6 @@ const char *hcaVariable(const char **value) {
   return "MSCCLC_IB_HCA";
 }
 
-#if MSCCLC_HAVE_IBVERBS
-/// The few entry points the probe needs, from the dlopen'd library.
-struct Verbs {
-  decltype(&::ibv_get_device_list) getDeviceList = nullptr;
-  decltype(&::ibv_free_device_list) freeDeviceList = nullptr;
-  decltype(&::ibv_get_device_name) getDeviceName = nullptr;
-  decltype(&::ibv_open_device) openDevice = nullptr;
-  decltype(&::ibv_close_device) closeDevice = nullptr;
-  decltype(&::ibv_query_device) queryDevice = nullptr;
-  // The exported symbol (the header's ibv_query_port is an inline wrapper
-  // around it): it fills the leading fields of ibv_port_attr.
-  int (*queryPort)(ibv_context *, uint8_t, ibv_port_attr *) = nullptr;
-};
-
-Status loadVerbs(const char *library, Verbs *v) {
-  void *h = dlopen(library, RTLD_NOW | RTLD_LOCAL);
-  if (!h)
-    return Status(Code::Unsupported, fmt::format("{} did not load ({})",
-                                                 library, dlerror()));
-  auto sym = [&](const char *name, auto *fn) {
-    *fn = reinterpret_cast<std::remove_pointer_t<decltype(fn)>>(dlsym(h, name));
-    return *fn != nullptr;
-  };
-  for (bool ok :
-       {sym("ibv_get_device_list", &v->getDeviceList),
-        sym("ibv_free_device_list", &v->freeDeviceList),
-        sym("ibv_get_device_name", &v->getDeviceName),
-        sym("ibv_open_device", &v->openDevice),
-        sym("ibv_close_device", &v->closeDevice),
-        sym("ibv_query_device", &v->queryDevice),
-        sym("ibv_query_port", &v->queryPort)})
-    if (!ok)
-      return Status(Code::Unsupported,
-                    fmt::format("{} is not libibverbs (it lacks the verbs "
-                                "entry points)",
-                                library));
-  return Status::ok(); // kept open: the handle lives as long as the process
-}
-#endif
 
 } // namespace
 
@@ -142,11 +101,8 @@ IbProbe probeIbDevices() {
             "(libibverbs-dev)";
   return out;
 #else
-  const char *library = getenv("MSCCLC_IBVERBS_LIBRARY");
-  if (!library || !*library)
-    library = "libibverbs.so.1";
-  Verbs v;
-  if (Status s = loadVerbs(library, &v); !s.isOk()) {
+  ib::VerbsLib v;
+  if (Status s = ib::loadVerbsLib(ib::verbsLibraryName(), &v); !s.isOk()) {
     out.why = s.message();
     return out;
   }
@@ -195,5 +151,47 @@ IbProbe probeIbDevices() {
   return out;
 #endif
 }
+
+#if MSCCLC_HAVE_IBVERBS
+namespace ib {
+
+const char *verbsLibraryName() {
+  const char *library = getenv("MSCCLC_IBVERBS_LIBRARY");
+  return library && *library ? library : "libibverbs.so.1";
+}
+
+Status loadVerbsLib(const char *library, VerbsLib *v) {
+  void *h = dlopen(library, RTLD_NOW | RTLD_LOCAL);
+  if (!h)
+    return Status(Code::Unsupported, fmt::format("{} did not load ({})",
+                                                 library, dlerror()));
+  auto sym = [&](const char *name, auto *fn) {
+    *fn = reinterpret_cast<std::remove_pointer_t<decltype(fn)>>(dlsym(h, name));
+    return *fn != nullptr;
+  };
+  for (bool ok :
+       {sym("ibv_get_device_list", &v->getDeviceList),
+        sym("ibv_free_device_list", &v->freeDeviceList),
+        sym("ibv_get_device_name", &v->getDeviceName),
+        sym("ibv_open_device", &v->openDevice),
+        sym("ibv_close_device", &v->closeDevice),
+        sym("ibv_query_device", &v->queryDevice),
+        sym("ibv_query_port", &v->queryPortSymbol), sym("ibv_reg_mr", &v->regMr),
+        sym("ibv_query_gid", &v->queryGid), sym("ibv_alloc_pd", &v->allocPd),
+        sym("ibv_dealloc_pd", &v->deallocPd), sym("ibv_dereg_mr", &v->deregMr),
+        sym("ibv_create_cq", &v->createCq), sym("ibv_destroy_cq", &v->destroyCq),
+        sym("ibv_create_qp", &v->createQp), sym("ibv_modify_qp", &v->modifyQp),
+        sym("ibv_destroy_qp", &v->destroyQp),
+        sym("ibv_wc_status_str", &v->wcStatusStr)})
+    if (!ok)
+      return Status(Code::Unsupported,
+                    fmt::format("{} is not libibverbs (it lacks the verbs "
+                                "entry points)",
+                                library));
+  return Status::ok(); // kept open: the handle lives as long as the process
+}
+
+} // namespace ib
+#endif
 
 } // namespace mscclc::rt

@@ -16,6 +16,8 @@ const char *transportName(TransportKind kind) {
     return "copy engine";
   case TransportKind::Tcp:
     return "tcp";
+  case TransportKind::Ib:
+    return "ib verbs";
   }
   return "?";
 }
@@ -23,8 +25,8 @@ const char *transportName(TransportKind kind) {
 std::string ibUnusedReason(const IbProbe &probe) {
   if (probe.ports.empty())
     return probe.why;
-  return fmt::format("found {}, but this mscclc's IB verbs data path is not "
-                     "built yet",
+  return fmt::format("found {}, but this mscclc's IB verbs data path "
+                     "(IbConnection.h) is not wired into port channels yet",
                      describePorts(probe.ports));
 }
 

@@ -46,6 +46,15 @@ typedef hipStream_t mscclcStream_t;
 typedef cudaStream_t mscclcStream_t;
 #endif
 
+/* The enums callers pass in have int as their type in C++, so a value
+ * outside the enumerators is well defined there and refused by the API
+ * (ncclInvalidArgument-style), not undefined behaviour. */
+#ifdef __cplusplus
+#define MSCCLC_ENUM_INT : int
+#else
+#define MSCCLC_ENUM_INT
+#endif
+
 #define MSCCLC_MAJOR 0
 #define MSCCLC_MINOR 1
 #define MSCCLC_PATCH 0
@@ -62,7 +71,7 @@ typedef enum {
   mscclcInternalError = 8,
 } mscclcResult_t;
 
-typedef enum {
+typedef enum MSCCLC_ENUM_INT {
   mscclcFloat32 = 0,
   mscclcFloat16 = 1,
   mscclcBfloat16 = 2,
@@ -77,7 +86,7 @@ typedef enum {
   mscclcFloat8e5m2 = 11, /* OCP fp8: 5 exponent bits, 2 mantissa bits */
 } mscclcDataType_t;
 
-typedef enum {
+typedef enum MSCCLC_ENUM_INT {
   mscclcSum = 0,
   mscclcProd = 1,
   mscclcMin = 2,
@@ -214,7 +223,7 @@ mscclcResult_t mscclcProgramReset(mscclcProgram_t program, mscclcComm_t comm,
 
 /* Collectives of the standard library (stdlib/), selected and compiled by
  * the runtime: the caller names the collective, not an algorithm. */
-typedef enum {
+typedef enum MSCCLC_ENUM_INT {
   mscclcCollAllReduce = 0,
   mscclcCollAllGather = 1,
   mscclcCollReduceScatter = 2,

@@ -118,7 +118,13 @@ typedef struct {
   { sizeof(ncclSimInfo_t), NCCL_SIM_INFO_MAGIC, NCCL_VERSION_CODE,            \
     NCCL_UNDEF_FLOAT }
 
-typedef enum {
+/* In C++ the data type is an int, so a value outside the list (which the
+ * library refuses with ncclInvalidArgument) is well defined. */
+typedef enum
+#ifdef __cplusplus
+    : int
+#endif
+{
   ncclInt8 = 0,
   ncclChar = 0,
   ncclUint8 = 1,

@@ -1,15 +1,30 @@
 //===- FakeIbVerbs.cpp - A libibverbs with two made-up HCAs ---------------===//
 //
-// Loaded by IbVerbsTest through MSCCLC_IBVERBS_LIBRARY: mlx5_0 (InfiniBand)
-// and mlx5_1 (RoCE), two ports each, port 1 active and port 2 down; with
-// FAKE_IBVERBS_NONE set, no device at all.
+// Loaded by IbVerbsTest and IbConnectionTest through MSCCLC_IBVERBS_LIBRARY:
+// mlx5_0 (InfiniBand) and mlx5_1 (RoCE), two ports each, port 1 active and
+// port 2 down; with FAKE_IBVERBS_NONE set, no device at all.
+//
+// The data path runs in process, as a loopback between the queue pairs
+// this process made: a queue pair must go RESET -> INIT -> RTR -> RTS with
+// the attributes a reliable connection needs; an RDMA write checks its
+// local key and range and the remote key, range and access, lands with
+// memcpy at once, and completes if signaled; a failed write puts the queue
+// pair in the error state (later writes flush with an error). A send queue
+// holds max_send_wr writes until a signaled completion is polled.
+// fake_ibverbs_stall(1) makes ibv_poll_cq find nothing (a peer that does
+// not answer); fake_ibverbs_writes() counts the writes that landed.
 //
 //===----------------------------------------------------------------------===//
 
 #include <infiniband/verbs.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <vector>
 
 namespace {
 ibv_device devices[2];
@@ -34,9 +49,14 @@ void ibv_free_device_list(ibv_device **) {}
 
 const char *ibv_get_device_name(ibv_device *d) { return d->name; }
 
+int fakePostSend(ibv_qp *qp, ibv_send_wr *wr, ibv_send_wr **bad);
+int fakePollCq(ibv_cq *cq, int n, ibv_wc *wc);
+
 ibv_context *ibv_open_device(ibv_device *d) {
   ibv_context *c = &contexts[d == &devices[0] ? 0 : 1];
   c->device = d;
+  c->ops.post_send = fakePostSend;
+  c->ops.poll_cq = fakePollCq;
   return c;
 }
 
@@ -58,7 +78,282 @@ int ibv_query_port(ibv_context *c, uint8_t port,
   attr->state = port == 1 ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
   attr->link_layer = c == &contexts[0] ? IBV_LINK_LAYER_INFINIBAND
                                        : IBV_LINK_LAYER_ETHERNET;
+  attr->lid = c == &contexts[0] ? 7 : 0;
+  attr->active_mtu = c == &contexts[0] ? IBV_MTU_4096 : IBV_MTU_1024;
   return 0;
+}
+
+int ibv_query_gid(ibv_context *c, uint8_t port, int index, ibv_gid *gid) {
+  if (c != &contexts[1] || port != 1 || index > 3)
+    return EINVAL;
+  memset(gid->raw, 0, sizeof(gid->raw));
+  gid->raw[0] = 0xfe;
+  gid->raw[15] = uint8_t(index);
+  return 0;
+}
+
+const char *ibv_wc_status_str(ibv_wc_status status) {
+  switch (status) {
+  case IBV_WC_SUCCESS: return "success";
+  case IBV_WC_LOC_PROT_ERR: return "local protection error";
+  case IBV_WC_REM_ACCESS_ERR: return "remote access error";
+  case IBV_WC_WR_FLUSH_ERR: return "Work Request Flushed Error";
+  case IBV_WC_RETRY_EXC_ERR: return "transport retry counter exceeded";
+  default: return "other error";
+  }
+}
+
+} // extern "C"
+
+namespace {
+
+std::mutex mutex; // the tests' ranks are threads
+bool stalled = false;
+unsigned long long writes = 0;
+
+struct FakeMr {
+  ibv_mr mr;
+  int access;
+};
+std::map<uint32_t, FakeMr *> regions; // by key (lkey == rkey)
+uint32_t nextKey = 100;
+
+struct FakeQp {
+  ibv_qp qp;
+  ibv_qp_cap cap;
+  uint8_t port = 0;
+  uint32_t destQpn = 0;
+  bool errored = false;
+  struct Entry {
+    uint64_t wrId;
+    bool signaled;
+  };
+  std::deque<Entry> sendQueue; // posted, not yet known complete
+};
+std::map<uint32_t, FakeQp *> queuePairs; // by number
+uint32_t nextQpn = 0x100;
+
+struct FakeCq {
+  ibv_cq cq;
+  std::deque<ibv_wc> done;
+};
+
+FakeQp *fakeOf(ibv_qp *qp) { return reinterpret_cast<FakeQp *>(qp); }
+
+/// The region of `key` holding [addr, addr + length), with `access`.
+bool covers(uint32_t key, uint64_t addr, uint64_t length, int access) {
+  auto it = regions.find(key);
+  if (it == regions.end())
+    return false;
+  const ibv_mr &mr = it->second->mr;
+  uint64_t base = reinterpret_cast<uint64_t>(mr.addr);
+  return (it->second->access & access) == access && addr >= base &&
+         addr + length <= base + mr.length;
+}
+
+} // namespace
+
+extern "C" {
+
+ibv_pd *ibv_alloc_pd(ibv_context *c) {
+  auto *pd = new ibv_pd{};
+  pd->context = c;
+  return pd;
+}
+
+int ibv_dealloc_pd(ibv_pd *pd) {
+  delete pd;
+  return 0;
+}
+
+// The exported symbol, not the header's macro of the same name.
+#undef ibv_reg_mr
+ibv_mr *ibv_reg_mr(ibv_pd *pd, void *addr, size_t length, int access) {
+  std::lock_guard<std::mutex> lock(mutex);
+  auto *m = new FakeMr{};
+  m->mr.context = pd->context;
+  m->mr.pd = pd;
+  m->mr.addr = addr;
+  m->mr.length = length;
+  m->mr.lkey = m->mr.rkey = nextKey++;
+  m->access = access;
+  regions[m->mr.lkey] = m;
+  return &m->mr;
+}
+
+int ibv_dereg_mr(ibv_mr *mr) {
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = regions.find(mr->lkey);
+  if (it == regions.end())
+    return EINVAL;
+  delete it->second;
+  regions.erase(it);
+  return 0;
+}
+
+ibv_cq *ibv_create_cq(ibv_context *c, int, void *, ibv_comp_channel *, int) {
+  auto *cq = new FakeCq{};
+  cq->cq.context = c;
+  return &cq->cq;
+}
+
+int ibv_destroy_cq(ibv_cq *cq) {
+  delete reinterpret_cast<FakeCq *>(cq);
+  return 0;
+}
+
+ibv_qp *ibv_create_qp(ibv_pd *pd, ibv_qp_init_attr *init) {
+  if (init->qp_type != IBV_QPT_RC || !init->send_cq || init->cap.max_send_wr < 1)
+    return nullptr;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto *q = new FakeQp{};
+  q->qp.context = pd->context;
+  q->qp.pd = pd;
+  q->qp.send_cq = init->send_cq;
+  q->qp.recv_cq = init->recv_cq;
+  q->qp.qp_type = IBV_QPT_RC;
+  q->qp.state = IBV_QPS_RESET;
+  q->qp.qp_num = nextQpn++;
+  q->cap = init->cap;
+  queuePairs[q->qp.qp_num] = q;
+  return &q->qp;
+}
+
+int ibv_destroy_qp(ibv_qp *qp) {
+  std::lock_guard<std::mutex> lock(mutex);
+  queuePairs.erase(qp->qp_num);
+  delete fakeOf(qp);
+  return 0;
+}
+
+/// The transitions a reliable connection takes, each with the attributes
+/// it needs; anything else is EINVAL.
+int ibv_modify_qp(ibv_qp *qp, ibv_qp_attr *attr, int mask) {
+  std::lock_guard<std::mutex> lock(mutex);
+  FakeQp *q = fakeOf(qp);
+  auto has = [&](int bits) { return (mask & bits) == bits; };
+  if (!(mask & IBV_QP_STATE))
+    return EINVAL;
+  switch (attr->qp_state) {
+  case IBV_QPS_INIT:
+    if (qp->state != IBV_QPS_RESET ||
+        !has(IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) ||
+        attr->port_num != 1)
+      return EINVAL;
+    q->port = attr->port_num;
+    break;
+  case IBV_QPS_RTR:
+    if (qp->state != IBV_QPS_INIT ||
+        !has(IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+             IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER) ||
+        attr->ah_attr.port_num != q->port)
+      return EINVAL;
+    // RoCE needs a global route; InfiniBand a LID.
+    if (qp->context == &contexts[1] ? !attr->ah_attr.is_global
+                                    : attr->ah_attr.dlid == 0)
+      return EINVAL;
+    q->destQpn = attr->dest_qp_num;
+    break;
+  case IBV_QPS_RTS:
+    if (qp->state != IBV_QPS_RTR ||
+        !has(IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+             IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
+      return EINVAL;
+    break;
+  default:
+    return EINVAL;
+  }
+  qp->state = attr->qp_state;
+  return 0;
+}
+
+void fake_ibverbs_stall(int on) {
+  std::lock_guard<std::mutex> lock(mutex);
+  stalled = on != 0;
+}
+
+unsigned long long fake_ibverbs_writes() {
+  std::lock_guard<std::mutex> lock(mutex);
+  return writes;
+}
+
+int fakePostSend(ibv_qp *qp, ibv_send_wr *wr, ibv_send_wr **bad) {
+  std::lock_guard<std::mutex> lock(mutex);
+  FakeQp *q = fakeOf(qp);
+  auto *cq = reinterpret_cast<FakeCq *>(qp->send_cq);
+  for (; wr; wr = wr->next) {
+    if (qp->state != IBV_QPS_RTS && !q->errored) {
+      *bad = wr;
+      return EINVAL;
+    }
+    if (q->sendQueue.size() >= q->cap.max_send_wr) {
+      *bad = wr;
+      return ENOMEM;
+    }
+    bool signaled = wr->send_flags & IBV_SEND_SIGNALED;
+    ibv_wc_status status = IBV_WC_SUCCESS;
+    uint64_t length = wr->num_sge ? wr->sg_list[0].length : 0;
+    bool isInline = wr->send_flags & IBV_SEND_INLINE;
+    auto peer = queuePairs.find(q->destQpn);
+    if (q->errored)
+      status = IBV_WC_WR_FLUSH_ERR;
+    else if (wr->opcode != IBV_WR_RDMA_WRITE || wr->num_sge > 1 ||
+             (isInline && length > q->cap.max_inline_data))
+      status = IBV_WC_LOC_QP_OP_ERR;
+    else if (length && !isInline &&
+             !covers(wr->sg_list[0].lkey, wr->sg_list[0].addr, length, 0))
+      status = IBV_WC_LOC_PROT_ERR;
+    else if (peer == queuePairs.end() || peer->second->destQpn != qp->qp_num ||
+             peer->second->qp.state < IBV_QPS_RTR)
+      status = IBV_WC_RETRY_EXC_ERR; // nobody answers
+    else if (length && !covers(wr->wr.rdma.rkey, wr->wr.rdma.remote_addr,
+                               length, IBV_ACCESS_REMOTE_WRITE))
+      status = IBV_WC_REM_ACCESS_ERR;
+    if (status == IBV_WC_SUCCESS && length) {
+      memcpy(reinterpret_cast<void *>(wr->wr.rdma.remote_addr),
+             reinterpret_cast<const void *>(wr->sg_list[0].addr), length);
+      ++writes;
+    }
+    if (status != IBV_WC_SUCCESS) {
+      q->errored = true;
+      qp->state = IBV_QPS_ERR;
+      signaled = true; // errors always complete
+    }
+    q->sendQueue.push_back({wr->wr_id, signaled});
+    if (signaled) {
+      ibv_wc wc{};
+      wc.wr_id = wr->wr_id;
+      wc.status = status;
+      wc.opcode = IBV_WC_RDMA_WRITE;
+      wc.qp_num = qp->qp_num;
+      cq->done.push_back(wc);
+    }
+  }
+  return 0;
+}
+
+int fakePollCq(ibv_cq *cq, int n, ibv_wc *wc) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (stalled)
+    return 0;
+  auto *c = reinterpret_cast<FakeCq *>(cq);
+  int got = 0;
+  while (got < n && !c->done.empty()) {
+    wc[got] = c->done.front();
+    c->done.pop_front();
+    // The send queue frees every entry up to the completed one.
+    if (auto it = queuePairs.find(wc[got].qp_num); it != queuePairs.end()) {
+      auto &sq = it->second->sendQueue;
+      while (!sq.empty()) {
+        bool last = sq.front().wrId == wc[got].wr_id;
+        sq.pop_front();
+        if (last)
+          break;
+      }
+    }
+    ++got;
+  }
+  return got;
 }
 
 } // extern "C"

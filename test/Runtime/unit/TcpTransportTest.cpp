@@ -529,7 +529,7 @@ TEST(TransportChoice, EnvironmentVariable) {
   setenv("MSCCLC_TRANSPORT", "tcp", 1);
   ASSERT_TRUE(chooseTransport(true, &k).isOk());
   EXPECT_EQ(k, TransportKind::Tcp);
-  setenv("MSCCLC_TRANSPORT", "ib", 1); // not built yet: TCP, logged
+  setenv("MSCCLC_TRANSPORT", "ib", 1); // not wired in yet: TCP, logged
   ASSERT_TRUE(chooseTransport(true, &k).isOk());
   EXPECT_EQ(k, TransportKind::Tcp);
   setenv("MSCCLC_TRANSPORT", "carrier-pigeon", 1);

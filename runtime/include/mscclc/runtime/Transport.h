@@ -5,8 +5,8 @@
 //   - the copy engine inside a host (CopyEngineTransport, Proxy.h): CUDA
 //     copies and stream memory writes between mapped buffers;
 //   - TCP sockets across hosts (TcpTransport.h);
-//   - IB verbs: devices are probed (IbVerbs.h); the data path is not built
-//     yet, so TCP serves between nodes.
+//   - IB verbs (IbConnection.h): devices are probed (IbVerbs.h) and the
+//     data path is built, but not chosen yet, so TCP serves between nodes.
 // Calls on one Transport come from one thread, in the FIFO's order.
 //
 //===----------------------------------------------------------------------===//
@@ -21,9 +21,9 @@
 
 namespace mscclc::rt {
 
-enum class TransportKind { CopyEngine, Tcp };
+enum class TransportKind { CopyEngine, Tcp, Ib };
 
-/// "copy engine", "tcp" (for logs).
+/// "copy engine", "tcp", "ib verbs" (for logs).
 const char *transportName(TransportKind kind);
 
 /// The transport for a peer, from MSCCLC_TRANSPORT:
@@ -32,7 +32,7 @@ const char *transportName(TransportKind kind);
 ///   "tcp":               TCP, even inside a node;
 ///   "ib":                TCP, with a warning saying why not IB verbs (no
 ///                        library, no active port, or the data path not
-///                        built yet: IbVerbs.h);
+///                        wired into port channels yet: IbConnection.h);
 ///   anything else:       an error naming the variable and the choices.
 Status chooseTransport(bool peerOnSameNode, TransportKind *out);
 

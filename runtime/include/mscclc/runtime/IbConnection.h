@@ -1,0 +1,147 @@
+//===- IbConnection.h - Port channels over IB verbs ------------*- C++ -*-===//
+//
+// The IB verbs data path of port channels between nodes:
+//   - an IbConnection is one reliable-connected queue pair to one peer,
+//     on an active port that probeIbDevices() found (IbVerbs.h). The two
+//     ends exchange IbEndpoints (over the bootstrap) and connect(), which
+//     takes the queue pair through INIT, RTR and RTS;
+//   - a put is an RDMA write from a registered local region into the
+//     peer's registered region, cut into messages of at most
+//     IbOptions::maxMessageBytes;
+//   - a signal is an 8-byte inline RDMA write of the semaphore's new value
+//     into the peer's semaphore, on the same queue pair: a reliable
+//     connection executes writes in order, so the peer sees the value only
+//     after the data queued before it;
+//   - a flush waits for the completion of the last write queued: then
+//     every earlier write is done and its sources may be overwritten.
+// Writes are sequence-numbered per connection. Most are unsignaled; one in
+// every sendDepth/2 asks for a completion, so the send queue never fills
+// with work whose end the connection cannot see. A failed completion, or
+// none within IbOptions::timeoutSeconds, is the connection's error from
+// then on, naming the peer.
+//
+// Calls on one connection, and on the channels over it, come from one
+// thread (the rank's proxy).
+//
+// Not wired into the runtime yet: port channels between nodes still go
+// over TCP (Transport.h says why in the log); registering device memory
+// (dma-buf, nvidia-peermem) and exchanging the regions' keys are next.
+// This path is tested against a fake libibverbs that executes writes in
+// process (test/Runtime/unit/FakeIbVerbs.cpp); it has not run on an HCA.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MSCCLC_RUNTIME_IBCONNECTION_H
+#define MSCCLC_RUNTIME_IBCONNECTION_H
+
+#include "mscclc/runtime/IbVerbs.h"
+#include "mscclc/runtime/Transport.h"
+
+#include <cstdint>
+#include <memory>
+
+namespace mscclc::rt {
+
+/// What a peer needs to connect its queue pair to ours (the wire format of
+/// the exchange: fixed size, no pointers).
+struct IbEndpoint {
+  uint32_t qpn = 0;
+  uint32_t psn = 0;     ///< first packet sequence number (24 bits)
+  uint16_t lid = 0;     ///< InfiniBand: the port's LID
+  uint8_t port = 0;
+  uint8_t mtu = 0;      ///< the port's active MTU (enum ibv_mtu)
+  uint8_t ethernet = 0; ///< RoCE: addressed by GID
+  uint8_t gidIndex = 0;
+  uint8_t reserved[2] = {};
+  uint8_t gid[16] = {};
+};
+static_assert(sizeof(IbEndpoint) == 32, "IbEndpoint is a wire format");
+
+/// Registered memory: a local write reads it with `lkey`, a peer's write
+/// targets it with `rkey`.
+struct IbRegion {
+  uint64_t address = 0, bytes = 0;
+  uint32_t lkey = 0, rkey = 0;
+  void *handle = nullptr; ///< the ibv_mr
+};
+
+/// Memory of the peer that a write may target.
+struct IbRemote {
+  uint64_t address = 0, bytes = 0;
+  uint32_t rkey = 0;
+};
+
+struct IbOptions {
+  unsigned sendDepth = 256;              ///< send queue entries
+  uint64_t maxMessageBytes = 1ull << 30; ///< longer writes are cut
+  double timeoutSeconds = 120;           ///< for a completion
+  int gidIndex = 0;                      ///< RoCE
+  uint8_t ackTimeout = 20;  ///< 4.096 us * 2^ackTimeout before a retry
+  uint8_t retryCount = 7;
+};
+
+/// MSCCLC_IB_GID_INDEX (else NCCL_IB_GID_INDEX), MSCCLC_IB_TIMEOUT (else
+/// NCCL_IB_TIMEOUT) and MSCCLC_TRANSPORT_TIMEOUT; an error names the
+/// variable whose value is out of range.
+Status ibOptionsFromEnv(IbOptions *out);
+
+class IbConnection {
+public:
+  /// Opens `port`'s device and makes a queue pair for `peer`.
+  static Status open(const IbPort &port, int peer, const IbOptions &options,
+                     std::unique_ptr<IbConnection> *out);
+  ~IbConnection();
+  IbConnection(const IbConnection &) = delete;
+  IbConnection &operator=(const IbConnection &) = delete;
+
+  /// What the peer passes to its connect().
+  const IbEndpoint &local() const;
+  /// Takes the queue pair to ready-to-send against the peer's endpoint.
+  Status connect(const IbEndpoint &remote);
+
+  /// Registers host memory for local reads and remote writes.
+  Status registerHost(void *base, uint64_t bytes, IbRegion *out);
+  void deregister(const IbRegion &region);
+
+  /// Queues a write of `bytes` at `srcOffset` of `src` to `dstOffset` of
+  /// `dst` (both ranges checked); *seq is the last message's number.
+  Status write(const IbRegion &src, uint64_t srcOffset, const IbRemote &dst,
+               uint64_t dstOffset, uint64_t bytes, uint64_t *seq);
+  /// Queues a write of the `bytes` (at most 8) at `data`, copied before
+  /// the call returns, to the start of `dst`.
+  Status writeInline(const void *data, uint32_t bytes, const IbRemote &dst,
+                     uint64_t *seq);
+  /// The number of the last write queued (0: none yet).
+  uint64_t lastQueued() const;
+  /// Waits until write `seq` and every earlier one completed.
+  Status wait(uint64_t seq);
+  /// The connection's error (ok while there is none).
+  Status error() const;
+  int peer() const;
+
+  struct Impl;
+
+private:
+  explicit IbConnection(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+/// What an IB port channel reads and where it writes: buffers named as in
+/// a trigger (0 input, 1 output, 2 scratch).
+struct IbChannelSpec {
+  IbRegion src[3];
+  IbRemote dst[3];
+  IbRemote semaphore; ///< the peer's semaphore its signals raise
+  /// Signals sent on this channel so far, shared by every link of one plan
+  /// channel; null: the link's own.
+  uint64_t *counter = nullptr;
+  int planIndex = 0; ///< names the channel in errors
+};
+
+/// A port channel over `connection`, which must outlive it.
+Status makeIbChannel(IbConnection *connection, const IbChannelSpec &spec,
+                     std::unique_ptr<Transport> *out);
+
+} // namespace mscclc::rt
+
+#endif // MSCCLC_RUNTIME_IBCONNECTION_H

@@ -1,0 +1,480 @@
+//===- IbConnection.cpp - Port channels over IB verbs ---------------------===//
+
+#include "mscclc/runtime/IbConnection.h"
+
+#include "IbVerbsLib.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+
+namespace mscclc::rt {
+
+namespace {
+
+/// An integer environment variable: the first of `names` that is set.
+/// False (and *out untouched) when none is.
+Status intFromEnv(std::initializer_list<const char *> names, long low,
+                  long high, long *out, bool *found) {
+  *found = false;
+  for (const char *name : names) {
+    const char *v = getenv(name);
+    if (!v || !*v)
+      continue;
+    char *end = nullptr;
+    long n = strtol(v, &end, 10);
+    if (*end || n < low || n > high)
+      return invalidArgument(fmt::format("{}='{}': expected an integer from "
+                                         "{} to {}",
+                                         name, v, low, high));
+    *out = n;
+    *found = true;
+    return Status::ok();
+  }
+  return Status::ok();
+}
+
+/// Whether [offset, offset + bytes) lies inside `extent` bytes.
+bool inside(uint64_t offset, uint64_t bytes, uint64_t extent) {
+  return offset <= extent && bytes <= extent - offset;
+}
+
+} // namespace
+
+Status ibOptionsFromEnv(IbOptions *out) {
+  IbOptions o = *out;
+  long n = 0;
+  bool found = false;
+  MSCCLC_TRY(intFromEnv({"MSCCLC_IB_GID_INDEX", "NCCL_IB_GID_INDEX"}, 0, 255,
+                        &n, &found));
+  if (found)
+    o.gidIndex = int(n);
+  MSCCLC_TRY(intFromEnv({"MSCCLC_IB_TIMEOUT", "NCCL_IB_TIMEOUT"}, 1, 31, &n,
+                        &found));
+  if (found)
+    o.ackTimeout = uint8_t(n);
+  MSCCLC_TRY(intFromEnv({"MSCCLC_TRANSPORT_TIMEOUT"}, 1, 86400, &n, &found));
+  if (found)
+    o.timeoutSeconds = double(n);
+  *out = o;
+  return Status::ok();
+}
+
+#if MSCCLC_HAVE_IBVERBS
+
+struct IbConnection::Impl {
+  ib::VerbsLib lib;
+  IbOptions options;
+  int peer = -1;
+  std::string who; ///< "IB connection to rank 3 (mlx5_0:1)"
+  IbEndpoint local;
+  ibv_context *context = nullptr;
+  ibv_pd *pd = nullptr;
+  ibv_cq *cq = nullptr;
+  ibv_qp *qp = nullptr;
+  bool connected = false;
+  uint64_t queued = 0;       ///< the last write's number
+  uint64_t completed = 0;    ///< every write up to this one is done
+  uint64_t lastSignaled = 0; ///< the last write that asks for a completion
+  IbRemote lastTarget;       ///< where the last write went
+  Status error;
+
+  ~Impl() {
+    if (qp)
+      lib.destroyQp(qp);
+    if (cq)
+      lib.destroyCq(cq);
+    if (pd)
+      lib.deallocPd(pd);
+    if (context)
+      lib.closeDevice(context);
+  }
+
+  /// Makes `message` the connection's error (the first one stays).
+  Status fail(const std::string &message) {
+    if (error.isOk())
+      error = Status(Code::SystemError, who + ": " + message);
+    return error;
+  }
+
+  Status modify(ibv_qp_attr &attr, int mask, const char *state) {
+    if (int rc = lib.modifyQp(qp, &attr, mask))
+      return fail(fmt::format("moving the queue pair to {}: {}", state,
+                              strerror(rc)));
+    return Status::ok();
+  }
+
+  /// Posts one RDMA write (`sge` null: zero bytes), asking for a
+  /// completion when `signaled` or when the send queue needs one.
+  Status post(ibv_sge *sge, unsigned extraFlags, const IbRemote &dst,
+              uint64_t dstOffset, bool signaled, uint64_t *seq) {
+    MSCCLC_TRY(error);
+    if (!connected)
+      return invalidArgument(who + ": a write before connect()");
+    // Unsignaled writes hold their send-queue entries until a later
+    // signaled one completes: keep one signaled write in every half.
+    const uint64_t half = std::max(1u, options.sendDepth / 2);
+    while (queued - completed >= options.sendDepth - 1) {
+      if (lastSignaled <= completed) // the rule above keeps this from happening
+        return fail("the send queue is full of unsignaled writes");
+      MSCCLC_TRY(waitFor(lastSignaled));
+    }
+    const uint64_t s = queued + 1;
+    signaled = signaled || s - lastSignaled >= half;
+    ibv_send_wr wr{};
+    wr.wr_id = s;
+    wr.opcode = IBV_WR_RDMA_WRITE;
+    wr.sg_list = sge;
+    wr.num_sge = sge ? 1 : 0;
+    wr.send_flags = extraFlags | (signaled ? IBV_SEND_SIGNALED : 0);
+    wr.wr.rdma.remote_addr = dst.address + dstOffset;
+    wr.wr.rdma.rkey = dst.rkey;
+    ibv_send_wr *bad = nullptr;
+    if (int rc = ibv_post_send(qp, &wr, &bad))
+      return fail(fmt::format("ibv_post_send: {}", strerror(rc)));
+    queued = s;
+    if (signaled)
+      lastSignaled = s;
+    lastTarget = dst;
+    *seq = s;
+    return Status::ok();
+  }
+
+  /// Polls the completion queue until write `seq` completed; `seq` must be
+  /// signaled.
+  Status waitFor(uint64_t seq) {
+    using Clock = std::chrono::steady_clock;
+    const auto deadline =
+        Clock::now() + std::chrono::duration<double>(options.timeoutSeconds);
+    while (completed < seq) {
+      MSCCLC_TRY(error);
+      ibv_wc wc[16];
+      int n = ibv_poll_cq(cq, 16, wc);
+      if (n < 0)
+        return fail(fmt::format("ibv_poll_cq failed ({})", n));
+      for (int i = 0; i < n; ++i) {
+        if (wc[i].status != IBV_WC_SUCCESS)
+          return fail(fmt::format("write {} failed: {} (status {})",
+                                  static_cast<unsigned long long>(wc[i].wr_id),
+                                  lib.wcStatusStr(wc[i].status),
+                                  int(wc[i].status)));
+        // Completions come in order: the writes before it are done too.
+        completed = std::max<uint64_t>(completed, wc[i].wr_id);
+      }
+      if (n == 0 && Clock::now() > deadline)
+        return fail(fmt::format("write {} had no completion within {:.0f} s",
+                                static_cast<unsigned long long>(seq),
+                                options.timeoutSeconds));
+    }
+    return Status::ok();
+  }
+};
+
+IbConnection::IbConnection(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+IbConnection::~IbConnection() = default;
+
+Status IbConnection::open(const IbPort &port, int peer, const IbOptions &options,
+                          std::unique_ptr<IbConnection> *out) {
+  if (options.sendDepth < 2)
+    return invalidArgument("IB send queue depth below 2");
+  auto impl = std::make_unique<Impl>();
+  Impl &c = *impl;
+  c.options = options;
+  c.peer = peer;
+  c.who = fmt::format("IB connection to rank {} ({}:{})", peer, port.device,
+                      port.port);
+  MSCCLC_TRY(ib::loadVerbsLib(ib::verbsLibraryName(), &c.lib));
+  int n = 0;
+  ibv_device **devices = c.lib.getDeviceList(&n);
+  for (int i = 0; devices && i < n && !c.context; ++i)
+    if (port.device == c.lib.getDeviceName(devices[i]))
+      c.context = c.lib.openDevice(devices[i]);
+  if (devices)
+    c.lib.freeDeviceList(devices);
+  if (!c.context)
+    return c.fail("the device does not open");
+  ibv_port_attr pa{};
+  if (c.lib.queryPort(c.context, uint8_t(port.port), &pa) != 0)
+    return c.fail("ibv_query_port failed");
+  if (pa.state != IBV_PORT_ACTIVE)
+    return c.fail("the port is not active");
+  IbEndpoint &e = c.local;
+  e.port = uint8_t(port.port);
+  e.lid = pa.lid;
+  e.mtu = uint8_t(pa.active_mtu);
+  e.ethernet = pa.link_layer == IBV_LINK_LAYER_ETHERNET;
+  e.gidIndex = uint8_t(options.gidIndex);
+  if (e.ethernet) {
+    ibv_gid gid{};
+    if (c.lib.queryGid(c.context, e.port, options.gidIndex, &gid) != 0)
+      return c.fail(fmt::format("no GID at index {} (MSCCLC_IB_GID_INDEX)",
+                                options.gidIndex));
+    memcpy(e.gid, gid.raw, sizeof(e.gid));
+  }
+  c.pd = c.lib.allocPd(c.context);
+  if (!c.pd)
+    return c.fail("ibv_alloc_pd failed");
+  c.cq = c.lib.createCq(c.context, int(options.sendDepth), nullptr, nullptr, 0);
+  if (!c.cq)
+    return c.fail("ibv_create_cq failed");
+  ibv_qp_init_attr init{};
+  init.send_cq = c.cq;
+  init.recv_cq = c.cq;
+  init.qp_type = IBV_QPT_RC;
+  init.cap.max_send_wr = options.sendDepth;
+  init.cap.max_recv_wr = 1;
+  init.cap.max_send_sge = 1;
+  init.cap.max_recv_sge = 1;
+  init.cap.max_inline_data = 64;
+  c.qp = c.lib.createQp(c.pd, &init);
+  if (!c.qp)
+    return c.fail("ibv_create_qp failed");
+  ibv_qp_attr attr{};
+  attr.qp_state = IBV_QPS_INIT;
+  attr.pkey_index = 0;
+  attr.port_num = e.port;
+  attr.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+  MSCCLC_TRY(c.modify(attr,
+                      IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+                          IBV_QP_ACCESS_FLAGS,
+                      "INIT"));
+  e.qpn = c.qp->qp_num;
+  e.psn = std::random_device()() & 0xffffff;
+  out->reset(new IbConnection(std::move(impl)));
+  return Status::ok();
+}
+
+const IbEndpoint &IbConnection::local() const { return impl_->local; }
+
+Status IbConnection::connect(const IbEndpoint &remote) {
+  Impl &c = *impl_;
+  MSCCLC_TRY(c.error);
+  if (remote.ethernet != c.local.ethernet)
+    return c.fail(fmt::format("rank {}'s port is {} and ours {}", c.peer,
+                              remote.ethernet ? "RoCE" : "InfiniBand",
+                              c.local.ethernet ? "RoCE" : "InfiniBand"));
+  ibv_qp_attr rtr{};
+  rtr.qp_state = IBV_QPS_RTR;
+  rtr.path_mtu = ibv_mtu(std::min(c.local.mtu, remote.mtu));
+  rtr.dest_qp_num = remote.qpn;
+  rtr.rq_psn = remote.psn;
+  rtr.max_dest_rd_atomic = 1;
+  rtr.min_rnr_timer = 12;
+  rtr.ah_attr.port_num = c.local.port;
+  if (remote.ethernet) {
+    rtr.ah_attr.is_global = 1;
+    memcpy(rtr.ah_attr.grh.dgid.raw, remote.gid, sizeof(remote.gid));
+    rtr.ah_attr.grh.sgid_index = c.local.gidIndex;
+    rtr.ah_attr.grh.hop_limit = 255;
+  } else {
+    rtr.ah_attr.dlid = remote.lid;
+  }
+  MSCCLC_TRY(c.modify(rtr,
+                      IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+                          IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                          IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER,
+                      "RTR"));
+  ibv_qp_attr rts{};
+  rts.qp_state = IBV_QPS_RTS;
+  rts.timeout = c.options.ackTimeout;
+  rts.retry_cnt = c.options.retryCount;
+  rts.rnr_retry = 7;
+  rts.sq_psn = c.local.psn;
+  rts.max_rd_atomic = 1;
+  MSCCLC_TRY(c.modify(rts,
+                      IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+                          IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+                          IBV_QP_MAX_QP_RD_ATOMIC,
+                      "RTS"));
+  c.connected = true;
+  return Status::ok();
+}
+
+Status IbConnection::registerHost(void *base, uint64_t bytes, IbRegion *out) {
+  Impl &c = *impl_;
+  ibv_mr *mr = c.lib.regMr(c.pd, base, bytes,
+                           IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+  if (!mr)
+    return c.fail(fmt::format("ibv_reg_mr of {} bytes at {} failed: {}",
+                              static_cast<unsigned long long>(bytes), base,
+                              strerror(errno)));
+  out->address = reinterpret_cast<uint64_t>(base);
+  out->bytes = bytes;
+  out->lkey = mr->lkey;
+  out->rkey = mr->rkey;
+  out->handle = mr;
+  return Status::ok();
+}
+
+void IbConnection::deregister(const IbRegion &region) {
+  if (region.handle)
+    impl_->lib.deregMr(static_cast<ibv_mr *>(region.handle));
+}
+
+Status IbConnection::write(const IbRegion &src, uint64_t srcOffset,
+                           const IbRemote &dst, uint64_t dstOffset,
+                           uint64_t bytes, uint64_t *seq) {
+  Impl &c = *impl_;
+  if (!inside(srcOffset, bytes, src.bytes) || !inside(dstOffset, bytes, dst.bytes))
+    return invalidArgument(fmt::format(
+        "{}: a write of {} bytes from offset {} of a {}-byte region to "
+        "offset {} of a {}-byte one",
+        c.who, static_cast<unsigned long long>(bytes),
+        static_cast<unsigned long long>(srcOffset),
+        static_cast<unsigned long long>(src.bytes),
+        static_cast<unsigned long long>(dstOffset),
+        static_cast<unsigned long long>(dst.bytes)));
+  const uint64_t most = std::max<uint64_t>(1, c.options.maxMessageBytes);
+  uint64_t done = 0;
+  do {
+    const uint64_t part = std::min(most, bytes - done);
+    ibv_sge sge{};
+    sge.addr = src.address + srcOffset + done;
+    sge.length = uint32_t(part);
+    sge.lkey = src.lkey;
+    MSCCLC_TRY(c.post(part ? &sge : nullptr, 0, dst, dstOffset + done, false, seq));
+    done += part;
+  } while (done < bytes);
+  return Status::ok();
+}
+
+Status IbConnection::writeInline(const void *data, uint32_t bytes,
+                                 const IbRemote &dst, uint64_t *seq) {
+  Impl &c = *impl_;
+  if (bytes > 8 || bytes > dst.bytes)
+    return invalidArgument(fmt::format(
+        "{}: an inline write of {} bytes into a {}-byte region", c.who, bytes,
+        static_cast<unsigned long long>(dst.bytes)));
+  ibv_sge sge{};
+  sge.addr = reinterpret_cast<uint64_t>(data);
+  sge.length = bytes;
+  return c.post(&sge, IBV_SEND_INLINE, dst, 0, false, seq);
+}
+
+uint64_t IbConnection::lastQueued() const { return impl_->queued; }
+
+Status IbConnection::wait(uint64_t seq) {
+  Impl &c = *impl_;
+  MSCCLC_TRY(c.error);
+  if (seq <= c.completed)
+    return Status::ok();
+  if (seq > c.queued)
+    return invalidArgument(fmt::format("{}: waiting for write {} of {}", c.who,
+                                       static_cast<unsigned long long>(seq),
+                                       static_cast<unsigned long long>(c.queued)));
+  if (seq > c.lastSignaled) {
+    // No completion would name it: a signaled empty write after it does.
+    uint64_t marker = 0;
+    MSCCLC_TRY(c.post(nullptr, 0, c.lastTarget, 0, true, &marker));
+    seq = marker;
+  }
+  return c.waitFor(seq);
+}
+
+Status IbConnection::error() const { return impl_->error; }
+int IbConnection::peer() const { return impl_->peer; }
+
+#else // !MSCCLC_HAVE_IBVERBS
+
+struct IbConnection::Impl {};
+
+IbConnection::IbConnection(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+IbConnection::~IbConnection() = default;
+
+Status IbConnection::open(const IbPort &, int, const IbOptions &,
+                          std::unique_ptr<IbConnection> *) {
+  return unsupported("this mscclc was built without rdma-core's headers "
+                     "(libibverbs-dev)");
+}
+// Never reached: no IbConnection exists without open().
+const IbEndpoint &IbConnection::local() const {
+  static IbEndpoint none;
+  return none;
+}
+Status IbConnection::connect(const IbEndpoint &) { return unsupported("no IB verbs"); }
+Status IbConnection::registerHost(void *, uint64_t, IbRegion *) {
+  return unsupported("no IB verbs");
+}
+void IbConnection::deregister(const IbRegion &) {}
+Status IbConnection::write(const IbRegion &, uint64_t, const IbRemote &, uint64_t,
+                           uint64_t, uint64_t *) {
+  return unsupported("no IB verbs");
+}
+Status IbConnection::writeInline(const void *, uint32_t, const IbRemote &,
+                                 uint64_t *) {
+  return unsupported("no IB verbs");
+}
+uint64_t IbConnection::lastQueued() const { return 0; }
+Status IbConnection::wait(uint64_t) { return unsupported("no IB verbs"); }
+Status IbConnection::error() const { return unsupported("no IB verbs"); }
+int IbConnection::peer() const { return -1; }
+
+#endif // MSCCLC_HAVE_IBVERBS
+
+namespace {
+
+/// A port channel over an IbConnection (IbConnection.h).
+class IbChannel final : public Transport {
+public:
+  IbChannel(IbConnection *connection, const IbChannelSpec &spec)
+      : connection_(connection), spec_(spec),
+        counter_(spec.counter ? spec.counter : &ownCounter_) {}
+
+  TransportKind kind() const override { return TransportKind::Ib; }
+
+  Status put(uint32_t srcBuffer, uint64_t srcOffset, uint32_t dstBuffer,
+             uint64_t dstOffset, uint64_t size) override {
+    PutBuffer src[3], dst[3];
+    for (int b = 0; b < 3; ++b) {
+      src[b] = {spec_.src[b].handle != nullptr, spec_.src[b].bytes};
+      dst[b] = {spec_.dst[b].address != 0, spec_.dst[b].bytes};
+    }
+    MSCCLC_TRY(checkPut("ib port channel", spec_.planIndex, src, dst, srcBuffer,
+                        srcOffset, dstBuffer, dstOffset, size));
+    if (size == 0)
+      return Status::ok();
+    uint64_t seq = 0;
+    return connection_->write(spec_.src[srcBuffer], srcOffset,
+                              spec_.dst[dstBuffer], dstOffset, size, &seq);
+  }
+
+  Status signal() override {
+    if (spec_.semaphore.bytes < sizeof(uint64_t))
+      return invalidArgument(fmt::format(
+          "ib port channel {} signals, but the peer has no reverse channel",
+          spec_.planIndex));
+    // Inline: the value is copied into the request before this returns.
+    uint64_t value = ++*counter_;
+    uint64_t seq = 0;
+    return connection_->writeInline(&value, sizeof(value), spec_.semaphore, &seq);
+  }
+
+  Status flush() override {
+    // Every write of the connection, this channel's among them.
+    uint64_t last = connection_->lastQueued();
+    return last ? connection_->wait(last) : connection_->error();
+  }
+
+  Status asyncError() override { return connection_->error(); }
+
+private:
+  IbConnection *connection_;
+  IbChannelSpec spec_;
+  uint64_t ownCounter_ = 0;
+  uint64_t *counter_;
+};
+
+} // namespace
+
+Status makeIbChannel(IbConnection *connection, const IbChannelSpec &spec,
+                     std::unique_ptr<Transport> *out) {
+  if (!connection)
+    return invalidArgument("an IB port channel needs a connection");
+  *out = std::make_unique<IbChannel>(connection, spec);
+  return Status::ok();
+}
+
+} // namespace mscclc::rt

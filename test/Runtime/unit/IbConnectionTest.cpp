@@ -1,0 +1,327 @@
+//===- IbConnectionTest.cpp - Port channels over IB verbs, on a fake HCA --===//
+//
+// IbConnection and its port channels against the fake libibverbs
+// (FakeIbVerbs.cpp), which checks every queue-pair transition and key and
+// executes RDMA writes in process: two connections of one process connect
+// to each other, as two ranks' would. Puts (cut into messages), signals
+// after their data, flushes, a send queue that never overflows, and the
+// errors: a bad remote key, a put outside the regions, a peer that never
+// completes, InfiniBand against RoCE, bad environment values.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mscclc/runtime/IbConnection.h"
+
+#include <gtest/gtest.h>
+#include <infiniband/verbs.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <numeric>
+#include <vector>
+
+using namespace mscclc::rt;
+
+namespace {
+
+/// The fake library's controls.
+struct Fake {
+  void (*stall)(int) = nullptr;
+  unsigned long long (*writes)() = nullptr;
+};
+
+Fake fake() {
+  void *h = dlopen(MSCCLC_FAKE_IBVERBS, RTLD_NOW);
+  EXPECT_NE(h, nullptr) << dlerror();
+  Fake f;
+  f.stall = reinterpret_cast<void (*)(int)>(dlsym(h, "fake_ibverbs_stall"));
+  f.writes = reinterpret_cast<unsigned long long (*)()>(dlsym(h, "fake_ibverbs_writes"));
+  EXPECT_TRUE(f.stall && f.writes);
+  return f;
+}
+
+/// Two connected ends, "rank 0" and "rank 1", on `device`.
+struct Pair {
+  std::unique_ptr<IbConnection> a, b; // a reaches rank 1, b rank 0
+};
+
+Pair connectedPair(const IbOptions &options, const char *device = "mlx5_0") {
+  Pair p;
+  IbPort port{device, 1, std::string(device) == "mlx5_1"};
+  Status s = IbConnection::open(port, 1, options, &p.a);
+  EXPECT_TRUE(s.isOk()) << s.message();
+  s = IbConnection::open(port, 0, options, &p.b);
+  EXPECT_TRUE(s.isOk()) << s.message();
+  if (!p.a || !p.b)
+    return p;
+  s = p.a->connect(p.b->local());
+  EXPECT_TRUE(s.isOk()) << s.message();
+  s = p.b->connect(p.a->local());
+  EXPECT_TRUE(s.isOk()) << s.message();
+  return p;
+}
+
+/// Host buffers of one rank, registered on its connection.
+struct Buffers {
+  std::vector<char> input, output, scratch;
+  std::vector<uint64_t> semaphores;
+  IbRegion region[3], semaphoreRegion;
+  IbConnection &connection; ///< registered on; outlives the buffers
+
+  Buffers(IbConnection &c, size_t bytes)
+      : input(bytes), output(bytes), scratch(bytes), semaphores(4, 0),
+        connection(c) {
+    std::iota(input.begin(), input.end(), char(1));
+    char *bases[3] = {input.data(), output.data(), scratch.data()};
+    for (int b = 0; b < 3; ++b) {
+      Status s = c.registerHost(bases[b], bytes, &region[b]);
+      EXPECT_TRUE(s.isOk()) << s.message();
+    }
+    Status s = c.registerHost(semaphores.data(),
+                              semaphores.size() * sizeof(uint64_t), &semaphoreRegion);
+    EXPECT_TRUE(s.isOk()) << s.message();
+  }
+  ~Buffers() {
+    for (const IbRegion &r : region)
+      connection.deregister(r);
+    connection.deregister(semaphoreRegion);
+  }
+  Buffers(const Buffers &) = delete;
+  Buffers &operator=(const Buffers &) = delete;
+};
+
+IbRemote remoteOf(const IbRegion &r) { return {r.address, r.bytes, r.rkey}; }
+
+/// A channel from `from`'s buffers to `to`'s, raising `to`'s semaphore 2.
+IbChannelSpec specOf(const Buffers &from, const Buffers &to) {
+  IbChannelSpec spec;
+  for (int b = 0; b < 3; ++b) {
+    spec.src[b] = from.region[b];
+    spec.dst[b] = remoteOf(to.region[b]);
+  }
+  spec.semaphore = remoteOf(to.semaphoreRegion);
+  spec.semaphore.address += 2 * sizeof(uint64_t);
+  spec.semaphore.bytes = sizeof(uint64_t);
+  spec.planIndex = 3;
+  return spec;
+}
+
+class IbConnectionTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    setenv("MSCCLC_IBVERBS_LIBRARY", MSCCLC_FAKE_IBVERBS, 1);
+    controls = fake();
+  }
+  void TearDown() override {
+    controls.stall(0);
+    for (const char *v : {"MSCCLC_IBVERBS_LIBRARY", "MSCCLC_IB_GID_INDEX",
+                          "NCCL_IB_GID_INDEX", "MSCCLC_IB_TIMEOUT",
+                          "NCCL_IB_TIMEOUT", "MSCCLC_TRANSPORT_TIMEOUT"})
+      unsetenv(v);
+  }
+  Fake controls;
+};
+
+} // namespace
+
+TEST_F(IbConnectionTest, EndpointsDescribeTheirPorts) {
+  IbOptions options;
+  Pair ib = connectedPair(options, "mlx5_0");
+  ASSERT_TRUE(ib.a && ib.b);
+  EXPECT_EQ(ib.a->local().lid, 7);
+  EXPECT_EQ(ib.a->local().ethernet, 0);
+  EXPECT_EQ(ib.a->local().mtu, IBV_MTU_4096);
+  EXPECT_NE(ib.a->local().qpn, ib.b->local().qpn);
+  EXPECT_LE(ib.a->local().psn, 0xffffffu);
+
+  options.gidIndex = 3;
+  Pair roce = connectedPair(options, "mlx5_1");
+  ASSERT_TRUE(roce.a && roce.b);
+  EXPECT_EQ(roce.a->local().ethernet, 1);
+  EXPECT_EQ(roce.a->local().gid[0], 0xfe);
+  EXPECT_EQ(roce.a->local().gid[15], 3);
+  EXPECT_EQ(roce.a->local().gidIndex, 3);
+}
+
+TEST_F(IbConnectionTest, PutsLandAndSignalsFollowTheirData) {
+  IbOptions options;
+  options.maxMessageBytes = 1000; // a put of 2500 bytes is 3 writes
+  Pair p = connectedPair(options);
+  ASSERT_TRUE(p.a && p.b);
+  Buffers mine(*p.a, 4096), theirs(*p.b, 4096);
+  std::unique_ptr<Transport> channel;
+  ASSERT_TRUE(makeIbChannel(p.a.get(), specOf(mine, theirs), &channel).isOk());
+  EXPECT_EQ(channel->kind(), TransportKind::Ib);
+
+  unsigned long long before = controls.writes();
+  // input[10, 2510) -> output[100, 2600), then the signal.
+  ASSERT_TRUE(channel->put(0, 10, 1, 100, 2500).isOk());
+  ASSERT_TRUE(channel->signal().isOk());
+  EXPECT_EQ(controls.writes() - before, 3u + 1u);
+  EXPECT_EQ(theirs.semaphores[2], 1u);
+  EXPECT_EQ(0, memcmp(theirs.output.data() + 100, mine.input.data() + 10, 2500));
+  EXPECT_EQ(theirs.output[99], 0);
+  EXPECT_EQ(theirs.output[2600], 0);
+  // A zero-byte put moves nothing; into scratch; a second signal.
+  ASSERT_TRUE(channel->put(0, 0, 2, 0, 0).isOk());
+  ASSERT_TRUE(channel->put(1, 0, 2, 7, 1).isOk());
+  ASSERT_TRUE(channel->signal().isOk());
+  ASSERT_TRUE(channel->flush().isOk());
+  EXPECT_EQ(theirs.semaphores[2], 2u);
+  EXPECT_EQ(theirs.scratch[7], mine.output[0]);
+  EXPECT_TRUE(channel->asyncError().isOk());
+}
+
+TEST_F(IbConnectionTest, ASharedCounterRaisesOneSemaphore) {
+  IbOptions options;
+  Pair p = connectedPair(options);
+  ASSERT_TRUE(p.a && p.b);
+  Buffers mine(*p.a, 64), theirs(*p.b, 64);
+  uint64_t counter = 40;
+  IbChannelSpec spec = specOf(mine, theirs);
+  spec.counter = &counter;
+  std::unique_ptr<Transport> first, second;
+  ASSERT_TRUE(makeIbChannel(p.a.get(), spec, &first).isOk());
+  ASSERT_TRUE(makeIbChannel(p.a.get(), spec, &second).isOk());
+  ASSERT_TRUE(first->signal().isOk());
+  ASSERT_TRUE(second->signal().isOk());
+  ASSERT_TRUE(second->flush().isOk());
+  EXPECT_EQ(theirs.semaphores[2], 42u);
+  EXPECT_EQ(counter, 42u);
+}
+
+TEST_F(IbConnectionTest, ManyPutsNeverOverflowTheSendQueue) {
+  IbOptions options;
+  options.sendDepth = 8; // the fake refuses a ninth outstanding write
+  Pair p = connectedPair(options);
+  ASSERT_TRUE(p.a && p.b);
+  Buffers mine(*p.a, 1024), theirs(*p.b, 1024);
+  std::unique_ptr<Transport> channel;
+  ASSERT_TRUE(makeIbChannel(p.a.get(), specOf(mine, theirs), &channel).isOk());
+  for (int i = 0; i < 1000; ++i) {
+    Status s = channel->put(0, uint64_t(i % 1000), 1, uint64_t(i % 1000), 1);
+    ASSERT_TRUE(s.isOk()) << i << ": " << s.message();
+    if (i % 7 == 0)
+      ASSERT_TRUE(channel->signal().isOk());
+  }
+  ASSERT_TRUE(channel->flush().isOk());
+  EXPECT_EQ(0, memcmp(theirs.output.data(), mine.input.data(), 1000));
+  EXPECT_EQ(theirs.semaphores[2], 143u);
+}
+
+TEST_F(IbConnectionTest, ABadRemoteKeyFailsTheFlushNamingThePeer) {
+  IbOptions options;
+  Pair p = connectedPair(options);
+  ASSERT_TRUE(p.a && p.b);
+  Buffers mine(*p.a, 256), theirs(*p.b, 256);
+  IbChannelSpec spec = specOf(mine, theirs);
+  spec.dst[1].rkey += 1000; // a key the peer never handed out
+  std::unique_ptr<Transport> channel;
+  ASSERT_TRUE(makeIbChannel(p.a.get(), spec, &channel).isOk());
+  ASSERT_TRUE(channel->put(0, 0, 1, 0, 128).isOk()); // queued: fails later
+  Status s = channel->flush();
+  ASSERT_FALSE(s.isOk());
+  EXPECT_NE(s.message().find("rank 1"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("remote access error"), std::string::npos) << s.message();
+  // From then on every call reports it; nothing else lands.
+  EXPECT_EQ(channel->asyncError().message(), s.message());
+  EXPECT_FALSE(channel->signal().isOk());
+  EXPECT_EQ(theirs.semaphores[2], 0u);
+  EXPECT_EQ(theirs.output[0], 0);
+}
+
+TEST_F(IbConnectionTest, PutsOutsideTheRegionsAreRefused) {
+  IbOptions options;
+  Pair p = connectedPair(options);
+  ASSERT_TRUE(p.a && p.b);
+  Buffers mine(*p.a, 256), theirs(*p.b, 256);
+  IbChannelSpec spec = specOf(mine, theirs);
+  spec.dst[2] = {}; // the peer's scratch is not reachable
+  std::unique_ptr<Transport> channel;
+  ASSERT_TRUE(makeIbChannel(p.a.get(), spec, &channel).isOk());
+  unsigned long long before = controls.writes();
+  EXPECT_FALSE(channel->put(0, 200, 1, 0, 57).isOk());  // past the source
+  EXPECT_FALSE(channel->put(0, 0, 1, 255, 2).isOk());   // past the target
+  EXPECT_FALSE(channel->put(0, 0, 2, 0, 1).isOk());     // unreachable
+  EXPECT_FALSE(channel->put(3, 0, 1, 0, 1).isOk());     // no such buffer
+  EXPECT_FALSE(channel->put(0, ~0ull, 1, 0, 2).isOk()); // overflow
+  EXPECT_EQ(controls.writes(), before);
+  // The connection itself is fine.
+  EXPECT_TRUE(channel->asyncError().isOk());
+  EXPECT_TRUE(channel->put(0, 0, 1, 0, 256).isOk());
+  EXPECT_TRUE(channel->flush().isOk());
+}
+
+TEST_F(IbConnectionTest, APeerThatNeverCompletesTimesOut) {
+  IbOptions options;
+  options.timeoutSeconds = 0.2;
+  Pair p = connectedPair(options);
+  ASSERT_TRUE(p.a && p.b);
+  Buffers mine(*p.a, 64), theirs(*p.b, 64);
+  std::unique_ptr<Transport> channel;
+  ASSERT_TRUE(makeIbChannel(p.a.get(), specOf(mine, theirs), &channel).isOk());
+  controls.stall(1);
+  ASSERT_TRUE(channel->put(0, 0, 1, 0, 64).isOk());
+  Status s = channel->flush();
+  ASSERT_FALSE(s.isOk());
+  EXPECT_NE(s.message().find("rank 1"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("no completion within"), std::string::npos) << s.message();
+}
+
+TEST_F(IbConnectionTest, WritesNeedAConnectedQueuePair) {
+  IbOptions options;
+  std::unique_ptr<IbConnection> alone;
+  ASSERT_TRUE(IbConnection::open({"mlx5_0", 1, false}, 5, options, &alone).isOk());
+  Buffers mine(*alone, 64);
+  uint64_t seq = 0;
+  Status s = alone->write(mine.region[0], 0, remoteOf(mine.region[1]), 0, 8, &seq);
+  EXPECT_FALSE(s.isOk());
+  EXPECT_NE(s.message().find("before connect()"), std::string::npos) << s.message();
+}
+
+TEST_F(IbConnectionTest, InfinibandAndRoceDoNotConnect) {
+  IbOptions options;
+  std::unique_ptr<IbConnection> ib, roce;
+  ASSERT_TRUE(IbConnection::open({"mlx5_0", 1, false}, 1, options, &ib).isOk());
+  ASSERT_TRUE(IbConnection::open({"mlx5_1", 1, true}, 0, options, &roce).isOk());
+  Status s = ib->connect(roce->local());
+  ASSERT_FALSE(s.isOk());
+  EXPECT_NE(s.message().find("rank 1's port is RoCE and ours InfiniBand"),
+            std::string::npos)
+      << s.message();
+}
+
+TEST_F(IbConnectionTest, PortsThatDoNotServeAreErrors) {
+  IbOptions options;
+  std::unique_ptr<IbConnection> c;
+  Status s = IbConnection::open({"mlx5_0", 2, false}, 1, options, &c);
+  EXPECT_NE(s.message().find("not active"), std::string::npos) << s.message();
+  s = IbConnection::open({"mlx5_9", 1, false}, 1, options, &c);
+  EXPECT_NE(s.message().find("does not open"), std::string::npos) << s.message();
+  options.gidIndex = 9; // the fake RoCE port has GIDs 0 to 3
+  s = IbConnection::open({"mlx5_1", 1, true}, 1, options, &c);
+  EXPECT_NE(s.message().find("no GID at index 9"), std::string::npos) << s.message();
+  EXPECT_EQ(c, nullptr);
+}
+
+TEST_F(IbConnectionTest, OptionsFromTheEnvironment) {
+  IbOptions o;
+  ASSERT_TRUE(ibOptionsFromEnv(&o).isOk());
+  EXPECT_EQ(o.gidIndex, 0);
+  setenv("NCCL_IB_GID_INDEX", "3", 1);
+  setenv("NCCL_IB_TIMEOUT", "18", 1);
+  ASSERT_TRUE(ibOptionsFromEnv(&o).isOk());
+  EXPECT_EQ(o.gidIndex, 3);
+  EXPECT_EQ(o.ackTimeout, 18);
+  setenv("MSCCLC_IB_GID_INDEX", "1", 1); // ours wins
+  ASSERT_TRUE(ibOptionsFromEnv(&o).isOk());
+  EXPECT_EQ(o.gidIndex, 1);
+  setenv("MSCCLC_IB_TIMEOUT", "40", 1);
+  Status s = ibOptionsFromEnv(&o);
+  EXPECT_NE(s.message().find("MSCCLC_IB_TIMEOUT='40'"), std::string::npos) << s.message();
+  unsetenv("MSCCLC_IB_TIMEOUT");
+  setenv("MSCCLC_IB_GID_INDEX", "x", 1);
+  s = ibOptionsFromEnv(&o);
+  EXPECT_NE(s.message().find("MSCCLC_IB_GID_INDEX='x'"), std::string::npos) << s.message();
+}
