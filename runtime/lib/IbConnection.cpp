@@ -2,6 +2,8 @@
 
 #include "mscclc/runtime/IbConnection.h"
 
+#include "mscclc/runtime/Bootstrap.h"
+
 #include "IbVerbsLib.h"
 
 #include <algorithm>
@@ -475,6 +477,70 @@ Status makeIbChannel(IbConnection *connection, const IbChannelSpec &spec,
     return invalidArgument("an IB port channel needs a connection");
   *out = std::make_unique<IbChannel>(connection, spec);
   return Status::ok();
+}
+
+Status IbNetwork::connect(Bootstrap &bootstrap, const std::vector<int> &peers,
+                          const IbPort &port, const IbOptions &options,
+                          std::unique_ptr<IbNetwork> *out) {
+  const int rank = bootstrap.rank(), n = bootstrap.nranks();
+  auto net = std::unique_ptr<IbNetwork>(new IbNetwork());
+  Status mine = Status::ok();
+  for (int p : peers) {
+    if (p < 0 || p >= n || p == rank) {
+      mine = invalidArgument(
+          fmt::format("rank {}: {} is not a peer among {} ranks", rank, p, n));
+      break;
+    }
+    std::unique_ptr<IbConnection> c;
+    mine = IbConnection::open(port, p, options, &c);
+    if (!mine.isOk())
+      break;
+    net->connections_[p] = std::move(c);
+  }
+  if (!mine.isOk())
+    net->connections_.clear();
+  // Row r: rank r's endpoint for each peer; qpn 0 (never a queue pair's
+  // number) where it has none.
+  std::vector<IbEndpoint> table(size_t(n) * size_t(n));
+  for (auto &[p, c] : net->connections_)
+    table[size_t(rank) * size_t(n) + size_t(p)] = c->local();
+  MSCCLC_TRY(bootstrap.allGather(table.data(), size_t(n) * sizeof(IbEndpoint)));
+  for (auto &[p, c] : net->connections_) {
+    if (!mine.isOk())
+      break;
+    const IbEndpoint &remote = table[size_t(p) * size_t(n) + size_t(rank)];
+    mine = remote.qpn == 0
+               ? Status(Code::SystemError,
+                        fmt::format("rank {} opened no IB connection to rank "
+                                    "{} (its own error says why)",
+                                    p, rank))
+               : c->connect(remote);
+  }
+  // Also the barrier: no write leaves before every queue pair is ready.
+  std::vector<int32_t> failed(size_t(n), 0);
+  failed[size_t(rank)] = !mine.isOk();
+  MSCCLC_TRY(bootstrap.allGather(failed.data(), sizeof(int32_t)));
+  MSCCLC_TRY(mine);
+  for (int r = 0; r < n; ++r)
+    if (failed[size_t(r)])
+      return Status(Code::SystemError,
+                    fmt::format("rank {} could not set up its IB connections "
+                                "(its own error says why)",
+                                r));
+  *out = std::move(net);
+  return Status::ok();
+}
+
+IbConnection *IbNetwork::connection(int peer) const {
+  auto it = connections_.find(peer);
+  return it == connections_.end() ? nullptr : it->second.get();
+}
+
+std::vector<int> IbNetwork::peers() const {
+  std::vector<int> out;
+  for (const auto &entry : connections_)
+    out.push_back(entry.first);
+  return out;
 }
 
 } // namespace mscclc::rt

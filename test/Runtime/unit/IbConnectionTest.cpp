@@ -6,11 +6,16 @@
 // to each other, as two ranks' would. Puts (cut into messages), signals
 // after their data, flushes, a send queue that never overflows, and the
 // errors: a bad remote key, a put outside the regions, a peer that never
-// completes, InfiniBand against RoCE, bad environment values.
+// completes, InfiniBand against RoCE, bad environment values. And
+// IbNetwork: 3 ranks as threads over a real bootstrap connect every pair
+// and move data around a ring; a rank that cannot open its port fails,
+// and the others say which rank it was instead of waiting.
 //
 //===----------------------------------------------------------------------===//
 
 #include "mscclc/runtime/IbConnection.h"
+
+#include "RankThreads.h"
 
 #include <gtest/gtest.h>
 #include <infiniband/verbs.h>
@@ -324,4 +329,78 @@ TEST_F(IbConnectionTest, OptionsFromTheEnvironment) {
   setenv("MSCCLC_IB_GID_INDEX", "x", 1);
   s = ibOptionsFromEnv(&o);
   EXPECT_NE(s.message().find("MSCCLC_IB_GID_INDEX='x'"), std::string::npos) << s.message();
+}
+
+TEST_F(IbConnectionTest, ANetworkConnectsEveryPairThroughTheBootstrap) {
+  UniqueId id;
+  ASSERT_TRUE(createUniqueId(&id).isOk());
+  const int n = 3;
+  IbOptions options;
+  // Rank r's output and semaphores, registered on its connection from
+  // rank r-1, are where r-1 writes; the regions cross threads by this
+  // table, as they would by an exchange.
+  std::vector<std::vector<char>> outputs(n, std::vector<char>(64, 0));
+  std::vector<uint64_t> semaphores(n, 0);
+  std::vector<IbRemote> outputAt(n), semaphoreAt(n);
+  std::vector<std::unique_ptr<IbNetwork>> nets(n);
+  test::expectAllOk(test::onRankThreads(id, n, [&](Bootstrap &b) {
+    const int r = b.rank();
+    std::vector<int> peers;
+    for (int p = 0; p < n; ++p)
+      if (p != r)
+        peers.push_back(p);
+    MSCCLC_TRY(IbNetwork::connect(b, peers, {"mlx5_0", 1, false}, options,
+                                  &nets[size_t(r)]));
+    if (nets[size_t(r)]->peers() != peers)
+      return internalError("the network does not reach every peer");
+    IbConnection *from = nets[size_t(r)]->connection((r + n - 1) % n);
+    IbRegion out, sem;
+    MSCCLC_TRY(from->registerHost(outputs[size_t(r)].data(), 64, &out));
+    MSCCLC_TRY(from->registerHost(&semaphores[size_t(r)], 8, &sem));
+    outputAt[size_t(r)] = remoteOf(out);
+    semaphoreAt[size_t(r)] = remoteOf(sem);
+    MSCCLC_TRY(b.barrier());
+    // Rank r writes its message into rank r+1's output, then signals.
+    IbConnection *to = nets[size_t(r)]->connection((r + 1) % n);
+    std::vector<char> message(64, char('a' + r));
+    IbRegion src;
+    MSCCLC_TRY(to->registerHost(message.data(), 64, &src));
+    IbChannelSpec spec;
+    spec.src[0] = src;
+    spec.dst[1] = outputAt[size_t((r + 1) % n)];
+    spec.semaphore = semaphoreAt[size_t((r + 1) % n)];
+    std::unique_ptr<Transport> channel;
+    MSCCLC_TRY(makeIbChannel(to, spec, &channel));
+    MSCCLC_TRY(channel->put(0, 0, 1, 0, 64));
+    MSCCLC_TRY(channel->signal());
+    MSCCLC_TRY(channel->flush());
+    to->deregister(src);
+    MSCCLC_TRY(b.barrier());
+    from->deregister(out);
+    from->deregister(sem);
+    return Status::ok();
+  }));
+  for (int r = 0; r < n; ++r) {
+    EXPECT_EQ(outputs[size_t(r)], std::vector<char>(64, char('a' + (r + n - 1) % n)))
+        << "rank " << r;
+    EXPECT_EQ(semaphores[size_t(r)], 1u) << "rank " << r;
+  }
+}
+
+TEST_F(IbConnectionTest, ARankThatCannotOpenItsPortFailsEveryRank) {
+  UniqueId id;
+  ASSERT_TRUE(createUniqueId(&id).isOk());
+  IbOptions options;
+  std::vector<Status> statuses = test::onRankThreads(id, 2, [&](Bootstrap &b) {
+    // Rank 1 names a port that is down.
+    IbPort port{"mlx5_0", b.rank() == 1 ? 2 : 1, false};
+    std::unique_ptr<IbNetwork> net;
+    return IbNetwork::connect(b, {1 - b.rank()}, port, options, &net);
+  });
+  ASSERT_EQ(statuses.size(), 2u);
+  EXPECT_NE(statuses[1].message().find("not active"), std::string::npos)
+      << statuses[1].message();
+  EXPECT_NE(statuses[0].message().find("rank 1 opened no IB connection to rank 0"),
+            std::string::npos)
+      << statuses[0].message();
 }

@@ -26,6 +26,8 @@
 // Not wired into the runtime yet: port channels between nodes still go
 // over TCP (Transport.h says why in the log); registering device memory
 // (dma-buf, nvidia-peermem) and exchanging the regions' keys are next.
+// Each connection has its own protection domain, so memory a peer writes
+// is registered on the connection from that peer.
 // This path is tested against a fake libibverbs that executes writes in
 // process (test/Runtime/unit/FakeIbVerbs.cpp); it has not run on an HCA.
 //
@@ -38,9 +40,13 @@
 #include "mscclc/runtime/Transport.h"
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <vector>
 
 namespace mscclc::rt {
+
+class Bootstrap;
 
 /// What a peer needs to connect its queue pair to ours (the wire format of
 /// the exchange: fixed size, no pointers).
@@ -141,6 +147,26 @@ struct IbChannelSpec {
 /// A port channel over `connection`, which must outlive it.
 Status makeIbChannel(IbConnection *connection, const IbChannelSpec &spec,
                      std::unique_ptr<Transport> *out);
+
+/// One connection per peer a rank reaches over IB verbs, all on `port`.
+class IbNetwork {
+public:
+  /// Collective: every rank of `bootstrap` calls it, with the peers it
+  /// reaches over IB (if a lists b, b lists a). The endpoints travel in one
+  /// all-gather, the outcome in a second, which is also the barrier after
+  /// which writes may leave. A rank that fails still takes part in both,
+  /// so every rank returns: the one that failed with its reason, the
+  /// others with an error naming it.
+  static Status connect(Bootstrap &bootstrap, const std::vector<int> &peers,
+                        const IbPort &port, const IbOptions &options,
+                        std::unique_ptr<IbNetwork> *out);
+  /// The connection to `peer`, or null.
+  IbConnection *connection(int peer) const;
+  std::vector<int> peers() const;
+
+private:
+  std::map<int, std::unique_ptr<IbConnection>> connections_;
+};
 
 } // namespace mscclc::rt
 
