@@ -67,14 +67,35 @@ Status ibOptionsFromEnv(IbOptions *out) {
 
 #if MSCCLC_HAVE_IBVERBS
 
-struct IbConnection::Impl {
+struct IbDevice::Impl {
   ib::VerbsLib lib;
   IbOptions options;
+  std::string who; ///< "IB device mlx5_0:1"
+  /// The port's part of every connection's endpoint (lid, port, MTU,
+  /// link layer, GID).
+  IbEndpoint address;
+  ibv_context *context = nullptr;
+  ibv_pd *pd = nullptr;
+
+  ~Impl() {
+    if (pd)
+      lib.deallocPd(pd);
+    if (context)
+      lib.closeDevice(context);
+  }
+
+  Status fail(const std::string &message) const {
+    return Status(Code::SystemError, who + ": " + message);
+  }
+};
+
+struct IbConnection::Impl {
+  IbDevice::Impl *device = nullptr; ///< outlives the connection
+  const ib::VerbsLib &lib() const { return device->lib; }
+  const IbOptions &options() const { return device->options; }
   int peer = -1;
   std::string who; ///< "IB connection to rank 3 (mlx5_0:1)"
   IbEndpoint local;
-  ibv_context *context = nullptr;
-  ibv_pd *pd = nullptr;
   ibv_cq *cq = nullptr;
   ibv_qp *qp = nullptr;
   bool connected = false;
@@ -86,13 +107,9 @@ struct IbConnection::Impl {
 
   ~Impl() {
     if (qp)
-      lib.destroyQp(qp);
+      lib().destroyQp(qp);
     if (cq)
-      lib.destroyCq(cq);
-    if (pd)
-      lib.deallocPd(pd);
-    if (context)
-      lib.closeDevice(context);
+      lib().destroyCq(cq);
   }
 
   /// Makes `message` the connection's error (the first one stays).
@@ -103,7 +120,7 @@ struct IbConnection::Impl {
   }
 
   Status modify(ibv_qp_attr &attr, int mask, const char *state) {
-    if (int rc = lib.modifyQp(qp, &attr, mask))
+    if (int rc = lib().modifyQp(qp, &attr, mask))
       return fail(fmt::format("moving the queue pair to {}: {}", state,
                               strerror(rc)));
     return Status::ok();
@@ -118,8 +135,8 @@ struct IbConnection::Impl {
       return invalidArgument(who + ": a write before connect()");
     // Unsignaled writes hold their send-queue entries until a later
     // signaled one completes: keep one signaled write in every half.
-    const uint64_t half = std::max(1u, options.sendDepth / 2);
-    while (queued - completed >= options.sendDepth - 1) {
+    const uint64_t half = std::max(1u, options().sendDepth / 2);
+    while (queued - completed >= options().sendDepth - 1) {
       if (lastSignaled <= completed) // the rule above keeps this from happening
         return fail("the send queue is full of unsignaled writes");
       MSCCLC_TRY(waitFor(lastSignaled));
@@ -150,7 +167,7 @@ struct IbConnection::Impl {
   Status waitFor(uint64_t seq) {
     using Clock = std::chrono::steady_clock;
     const auto deadline =
-        Clock::now() + std::chrono::duration<double>(options.timeoutSeconds);
+        Clock::now() + std::chrono::duration<double>(options().timeoutSeconds);
     while (completed < seq) {
       MSCCLC_TRY(error);
       ibv_wc wc[16];
@@ -161,7 +178,7 @@ struct IbConnection::Impl {
         if (wc[i].status != IBV_WC_SUCCESS)
           return fail(fmt::format("write {} failed: {} (status {})",
                                   static_cast<unsigned long long>(wc[i].wr_id),
-                                  lib.wcStatusStr(wc[i].status),
+                                  lib().wcStatusStr(wc[i].status),
                                   int(wc[i].status)));
         // Completions come in order: the writes before it are done too.
         completed = std::max<uint64_t>(completed, wc[i].wr_id);
@@ -169,41 +186,39 @@ struct IbConnection::Impl {
       if (n == 0 && Clock::now() > deadline)
         return fail(fmt::format("write {} had no completion within {:.0f} s",
                                 static_cast<unsigned long long>(seq),
-                                options.timeoutSeconds));
+                                options().timeoutSeconds));
     }
     return Status::ok();
   }
 };
 
-IbConnection::IbConnection(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-IbConnection::~IbConnection() = default;
+IbDevice::IbDevice(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+IbDevice::~IbDevice() = default;
 
-Status IbConnection::open(const IbPort &port, int peer, const IbOptions &options,
-                          std::unique_ptr<IbConnection> *out) {
+Status IbDevice::open(const IbPort &port, const IbOptions &options,
+                      std::unique_ptr<IbDevice> *out) {
   if (options.sendDepth < 2)
     return invalidArgument("IB send queue depth below 2");
   auto impl = std::make_unique<Impl>();
-  Impl &c = *impl;
-  c.options = options;
-  c.peer = peer;
-  c.who = fmt::format("IB connection to rank {} ({}:{})", peer, port.device,
-                      port.port);
-  MSCCLC_TRY(ib::loadVerbsLib(ib::verbsLibraryName(), &c.lib));
+  Impl &d = *impl;
+  d.options = options;
+  d.who = fmt::format("IB device {}:{}", port.device, port.port);
+  MSCCLC_TRY(ib::loadVerbsLib(ib::verbsLibraryName(), &d.lib));
   int n = 0;
-  ibv_device **devices = c.lib.getDeviceList(&n);
-  for (int i = 0; devices && i < n && !c.context; ++i)
-    if (port.device == c.lib.getDeviceName(devices[i]))
-      c.context = c.lib.openDevice(devices[i]);
+  ibv_device **devices = d.lib.getDeviceList(&n);
+  for (int i = 0; devices && i < n && !d.context; ++i)
+    if (port.device == d.lib.getDeviceName(devices[i]))
+      d.context = d.lib.openDevice(devices[i]);
   if (devices)
-    c.lib.freeDeviceList(devices);
-  if (!c.context)
-    return c.fail("the device does not open");
+    d.lib.freeDeviceList(devices);
+  if (!d.context)
+    return d.fail("the device does not open");
   ibv_port_attr pa{};
-  if (c.lib.queryPort(c.context, uint8_t(port.port), &pa) != 0)
-    return c.fail("ibv_query_port failed");
+  if (d.lib.queryPort(d.context, uint8_t(port.port), &pa) != 0)
+    return d.fail("ibv_query_port failed");
   if (pa.state != IBV_PORT_ACTIVE)
-    return c.fail("the port is not active");
-  IbEndpoint &e = c.local;
+    return d.fail("the port is not active");
+  IbEndpoint &e = d.address;
   e.port = uint8_t(port.port);
   e.lid = pa.lid;
   e.mtu = uint8_t(pa.active_mtu);
@@ -211,29 +226,69 @@ Status IbConnection::open(const IbPort &port, int peer, const IbOptions &options
   e.gidIndex = uint8_t(options.gidIndex);
   if (e.ethernet) {
     ibv_gid gid{};
-    if (c.lib.queryGid(c.context, e.port, options.gidIndex, &gid) != 0)
-      return c.fail(fmt::format("no GID at index {} (MSCCLC_IB_GID_INDEX)",
+    if (d.lib.queryGid(d.context, e.port, options.gidIndex, &gid) != 0)
+      return d.fail(fmt::format("no GID at index {} (MSCCLC_IB_GID_INDEX)",
                                 options.gidIndex));
     memcpy(e.gid, gid.raw, sizeof(e.gid));
   }
-  c.pd = c.lib.allocPd(c.context);
-  if (!c.pd)
-    return c.fail("ibv_alloc_pd failed");
-  c.cq = c.lib.createCq(c.context, int(options.sendDepth), nullptr, nullptr, 0);
+  d.pd = d.lib.allocPd(d.context);
+  if (!d.pd)
+    return d.fail("ibv_alloc_pd failed");
+  out->reset(new IbDevice(std::move(impl)));
+  return Status::ok();
+}
+
+Status IbDevice::registerHost(void *base, uint64_t bytes, IbRegion *out) {
+  Impl &d = *impl_;
+  ibv_mr *mr = d.lib.regMr(d.pd, base, bytes,
+                           IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+  if (!mr)
+    return d.fail(fmt::format("ibv_reg_mr of {} bytes at {} failed: {}",
+                              static_cast<unsigned long long>(bytes), base,
+                              strerror(errno)));
+  out->address = reinterpret_cast<uint64_t>(base);
+  out->bytes = bytes;
+  out->lkey = mr->lkey;
+  out->rkey = mr->rkey;
+  out->handle = mr;
+  return Status::ok();
+}
+
+void IbDevice::deregister(const IbRegion &region) {
+  if (region.handle)
+    impl_->lib.deregMr(static_cast<ibv_mr *>(region.handle));
+}
+
+IbConnection::IbConnection(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+IbConnection::~IbConnection() = default;
+
+Status IbConnection::open(IbDevice &device, int peer,
+                          std::unique_ptr<IbConnection> *out) {
+  auto impl = std::make_unique<Impl>();
+  Impl &c = *impl;
+  IbDevice::Impl &d = *device.impl_;
+  c.device = &d;
+  c.peer = peer;
+  c.who = fmt::format("IB connection to rank {} ({})", peer,
+                      d.who.substr(strlen("IB device ")));
+  const unsigned depth = d.options.sendDepth;
+  c.cq = d.lib.createCq(d.context, int(depth), nullptr, nullptr, 0);
   if (!c.cq)
     return c.fail("ibv_create_cq failed");
   ibv_qp_init_attr init{};
   init.send_cq = c.cq;
   init.recv_cq = c.cq;
   init.qp_type = IBV_QPT_RC;
-  init.cap.max_send_wr = options.sendDepth;
+  init.cap.max_send_wr = depth;
   init.cap.max_recv_wr = 1;
   init.cap.max_send_sge = 1;
   init.cap.max_recv_sge = 1;
   init.cap.max_inline_data = 64;
-  c.qp = c.lib.createQp(c.pd, &init);
+  c.qp = d.lib.createQp(d.pd, &init);
   if (!c.qp)
     return c.fail("ibv_create_qp failed");
+  IbEndpoint &e = c.local;
+  e = d.address;
   ibv_qp_attr attr{};
   attr.qp_state = IBV_QPS_INIT;
   attr.pkey_index = 0;
@@ -281,8 +336,8 @@ Status IbConnection::connect(const IbEndpoint &remote) {
                       "RTR"));
   ibv_qp_attr rts{};
   rts.qp_state = IBV_QPS_RTS;
-  rts.timeout = c.options.ackTimeout;
-  rts.retry_cnt = c.options.retryCount;
+  rts.timeout = c.options().ackTimeout;
+  rts.retry_cnt = c.options().retryCount;
   rts.rnr_retry = 7;
   rts.sq_psn = c.local.psn;
   rts.max_rd_atomic = 1;
@@ -293,27 +348,6 @@ Status IbConnection::connect(const IbEndpoint &remote) {
                       "RTS"));
   c.connected = true;
   return Status::ok();
-}
-
-Status IbConnection::registerHost(void *base, uint64_t bytes, IbRegion *out) {
-  Impl &c = *impl_;
-  ibv_mr *mr = c.lib.regMr(c.pd, base, bytes,
-                           IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-  if (!mr)
-    return c.fail(fmt::format("ibv_reg_mr of {} bytes at {} failed: {}",
-                              static_cast<unsigned long long>(bytes), base,
-                              strerror(errno)));
-  out->address = reinterpret_cast<uint64_t>(base);
-  out->bytes = bytes;
-  out->lkey = mr->lkey;
-  out->rkey = mr->rkey;
-  out->handle = mr;
-  return Status::ok();
-}
-
-void IbConnection::deregister(const IbRegion &region) {
-  if (region.handle)
-    impl_->lib.deregMr(static_cast<ibv_mr *>(region.handle));
 }
 
 Status IbConnection::write(const IbRegion &src, uint64_t srcOffset,
@@ -329,7 +363,7 @@ Status IbConnection::write(const IbRegion &src, uint64_t srcOffset,
         static_cast<unsigned long long>(src.bytes),
         static_cast<unsigned long long>(dstOffset),
         static_cast<unsigned long long>(dst.bytes)));
-  const uint64_t most = std::max<uint64_t>(1, c.options.maxMessageBytes);
+  const uint64_t most = std::max<uint64_t>(1, c.options().maxMessageBytes);
   uint64_t done = 0;
   do {
     const uint64_t part = std::min(most, bytes - done);
@@ -381,26 +415,33 @@ int IbConnection::peer() const { return impl_->peer; }
 
 #else // !MSCCLC_HAVE_IBVERBS
 
+struct IbDevice::Impl {};
 struct IbConnection::Impl {};
+
+IbDevice::IbDevice(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+IbDevice::~IbDevice() = default;
+Status IbDevice::open(const IbPort &, const IbOptions &,
+                      std::unique_ptr<IbDevice> *) {
+  return unsupported("this mscclc was built without rdma-core's headers "
+                     "(libibverbs-dev)");
+}
+// Never reached: no IbDevice exists without open(), nor an IbConnection.
+Status IbDevice::registerHost(void *, uint64_t, IbRegion *) {
+  return unsupported("no IB verbs");
+}
+void IbDevice::deregister(const IbRegion &) {}
 
 IbConnection::IbConnection(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 IbConnection::~IbConnection() = default;
 
-Status IbConnection::open(const IbPort &, int, const IbOptions &,
-                          std::unique_ptr<IbConnection> *) {
-  return unsupported("this mscclc was built without rdma-core's headers "
-                     "(libibverbs-dev)");
+Status IbConnection::open(IbDevice &, int, std::unique_ptr<IbConnection> *) {
+  return unsupported("no IB verbs");
 }
-// Never reached: no IbConnection exists without open().
 const IbEndpoint &IbConnection::local() const {
   static IbEndpoint none;
   return none;
 }
 Status IbConnection::connect(const IbEndpoint &) { return unsupported("no IB verbs"); }
-Status IbConnection::registerHost(void *, uint64_t, IbRegion *) {
-  return unsupported("no IB verbs");
-}
-void IbConnection::deregister(const IbRegion &) {}
 Status IbConnection::write(const IbRegion &, uint64_t, const IbRemote &, uint64_t,
                            uint64_t, uint64_t *) {
   return unsupported("no IB verbs");
@@ -484,15 +525,18 @@ Status IbNetwork::connect(Bootstrap &bootstrap, const std::vector<int> &peers,
                           std::unique_ptr<IbNetwork> *out) {
   const int rank = bootstrap.rank(), n = bootstrap.nranks();
   auto net = std::unique_ptr<IbNetwork>(new IbNetwork());
-  Status mine = Status::ok();
+  Status mine = peers.empty() ? Status::ok()
+                              : IbDevice::open(port, options, &net->device_);
   for (int p : peers) {
+    if (!mine.isOk())
+      break;
     if (p < 0 || p >= n || p == rank) {
       mine = invalidArgument(
           fmt::format("rank {}: {} is not a peer among {} ranks", rank, p, n));
       break;
     }
     std::unique_ptr<IbConnection> c;
-    mine = IbConnection::open(port, p, options, &c);
+    mine = IbConnection::open(*net->device_, p, &c);
     if (!mine.isOk())
       break;
     net->connections_[p] = std::move(c);

@@ -7,7 +7,8 @@
 // The data path runs in process, as a loopback between the queue pairs
 // this process made: a queue pair must go RESET -> INIT -> RTR -> RTS with
 // the attributes a reliable connection needs; an RDMA write checks its
-// local key and range and the remote key, range and access, lands with
+// local key and range and the remote key, range and access (keys work in
+// their protection domain only), lands with
 // memcpy at once, and completes if signaled; a failed write puts the queue
 // pair in the error state (later writes flush with an error). A send queue
 // holds max_send_wr writes until a signaled completion is polled.
@@ -140,10 +141,11 @@ struct FakeCq {
 
 FakeQp *fakeOf(ibv_qp *qp) { return reinterpret_cast<FakeQp *>(qp); }
 
-/// The region of `key` holding [addr, addr + length), with `access`.
-bool covers(uint32_t key, uint64_t addr, uint64_t length, int access) {
+/// Whether the region of `key`, in protection domain `pd`, holds
+/// [addr, addr + length) with `access` (a key works only in its domain).
+bool covers(uint32_t key, ibv_pd *pd, uint64_t addr, uint64_t length, int access) {
   auto it = regions.find(key);
-  if (it == regions.end())
+  if (it == regions.end() || it->second->mr.pd != pd)
     return false;
   const ibv_mr &mr = it->second->mr;
   uint64_t base = reinterpret_cast<uint64_t>(mr.addr);
@@ -301,13 +303,14 @@ int fakePostSend(ibv_qp *qp, ibv_send_wr *wr, ibv_send_wr **bad) {
              (isInline && length > q->cap.max_inline_data))
       status = IBV_WC_LOC_QP_OP_ERR;
     else if (length && !isInline &&
-             !covers(wr->sg_list[0].lkey, wr->sg_list[0].addr, length, 0))
+             !covers(wr->sg_list[0].lkey, qp->pd, wr->sg_list[0].addr, length, 0))
       status = IBV_WC_LOC_PROT_ERR;
     else if (peer == queuePairs.end() || peer->second->destQpn != qp->qp_num ||
              peer->second->qp.state < IBV_QPS_RTR)
       status = IBV_WC_RETRY_EXC_ERR; // nobody answers
-    else if (length && !covers(wr->wr.rdma.rkey, wr->wr.rdma.remote_addr,
-                               length, IBV_ACCESS_REMOTE_WRITE))
+    else if (length && !covers(wr->wr.rdma.rkey, peer->second->qp.pd,
+                               wr->wr.rdma.remote_addr, length,
+                               IBV_ACCESS_REMOTE_WRITE))
       status = IBV_WC_REM_ACCESS_ERR;
     if (status == IBV_WC_SUCCESS && length) {
       memcpy(reinterpret_cast<void *>(wr->wr.rdma.remote_addr),

@@ -46,17 +46,25 @@ Fake fake() {
   return f;
 }
 
-/// Two connected ends, "rank 0" and "rank 1", on `device`.
+/// Two connected ends, "rank 0" and "rank 1", each on its own opening of
+/// `device`.
 struct Pair {
+  std::unique_ptr<IbDevice> deviceA, deviceB;
   std::unique_ptr<IbConnection> a, b; // a reaches rank 1, b rank 0
 };
 
 Pair connectedPair(const IbOptions &options, const char *device = "mlx5_0") {
   Pair p;
   IbPort port{device, 1, std::string(device) == "mlx5_1"};
-  Status s = IbConnection::open(port, 1, options, &p.a);
+  Status s = IbDevice::open(port, options, &p.deviceA);
   EXPECT_TRUE(s.isOk()) << s.message();
-  s = IbConnection::open(port, 0, options, &p.b);
+  s = IbDevice::open(port, options, &p.deviceB);
+  EXPECT_TRUE(s.isOk()) << s.message();
+  if (!p.deviceA || !p.deviceB)
+    return p;
+  s = IbConnection::open(*p.deviceA, 1, &p.a);
+  EXPECT_TRUE(s.isOk()) << s.message();
+  s = IbConnection::open(*p.deviceB, 0, &p.b);
   EXPECT_TRUE(s.isOk()) << s.message();
   if (!p.a || !p.b)
     return p;
@@ -67,16 +75,16 @@ Pair connectedPair(const IbOptions &options, const char *device = "mlx5_0") {
   return p;
 }
 
-/// Host buffers of one rank, registered on its connection.
+/// Host buffers of one rank, registered on its device.
 struct Buffers {
   std::vector<char> input, output, scratch;
   std::vector<uint64_t> semaphores;
   IbRegion region[3], semaphoreRegion;
-  IbConnection &connection; ///< registered on; outlives the buffers
+  IbDevice &device; ///< registered on; outlives the buffers
 
-  Buffers(IbConnection &c, size_t bytes)
+  Buffers(IbDevice &c, size_t bytes)
       : input(bytes), output(bytes), scratch(bytes), semaphores(4, 0),
-        connection(c) {
+        device(c) {
     std::iota(input.begin(), input.end(), char(1));
     char *bases[3] = {input.data(), output.data(), scratch.data()};
     for (int b = 0; b < 3; ++b) {
@@ -89,8 +97,8 @@ struct Buffers {
   }
   ~Buffers() {
     for (const IbRegion &r : region)
-      connection.deregister(r);
-    connection.deregister(semaphoreRegion);
+      device.deregister(r);
+    device.deregister(semaphoreRegion);
   }
   Buffers(const Buffers &) = delete;
   Buffers &operator=(const Buffers &) = delete;
@@ -154,7 +162,7 @@ TEST_F(IbConnectionTest, PutsLandAndSignalsFollowTheirData) {
   options.maxMessageBytes = 1000; // a put of 2500 bytes is 3 writes
   Pair p = connectedPair(options);
   ASSERT_TRUE(p.a && p.b);
-  Buffers mine(*p.a, 4096), theirs(*p.b, 4096);
+  Buffers mine(*p.deviceA, 4096), theirs(*p.deviceB, 4096);
   std::unique_ptr<Transport> channel;
   ASSERT_TRUE(makeIbChannel(p.a.get(), specOf(mine, theirs), &channel).isOk());
   EXPECT_EQ(channel->kind(), TransportKind::Ib);
@@ -182,7 +190,7 @@ TEST_F(IbConnectionTest, ASharedCounterRaisesOneSemaphore) {
   IbOptions options;
   Pair p = connectedPair(options);
   ASSERT_TRUE(p.a && p.b);
-  Buffers mine(*p.a, 64), theirs(*p.b, 64);
+  Buffers mine(*p.deviceA, 64), theirs(*p.deviceB, 64);
   uint64_t counter = 40;
   IbChannelSpec spec = specOf(mine, theirs);
   spec.counter = &counter;
@@ -201,7 +209,7 @@ TEST_F(IbConnectionTest, ManyPutsNeverOverflowTheSendQueue) {
   options.sendDepth = 8; // the fake refuses a ninth outstanding write
   Pair p = connectedPair(options);
   ASSERT_TRUE(p.a && p.b);
-  Buffers mine(*p.a, 1024), theirs(*p.b, 1024);
+  Buffers mine(*p.deviceA, 1024), theirs(*p.deviceB, 1024);
   std::unique_ptr<Transport> channel;
   ASSERT_TRUE(makeIbChannel(p.a.get(), specOf(mine, theirs), &channel).isOk());
   for (int i = 0; i < 1000; ++i) {
@@ -219,7 +227,7 @@ TEST_F(IbConnectionTest, ABadRemoteKeyFailsTheFlushNamingThePeer) {
   IbOptions options;
   Pair p = connectedPair(options);
   ASSERT_TRUE(p.a && p.b);
-  Buffers mine(*p.a, 256), theirs(*p.b, 256);
+  Buffers mine(*p.deviceA, 256), theirs(*p.deviceB, 256);
   IbChannelSpec spec = specOf(mine, theirs);
   spec.dst[1].rkey += 1000; // a key the peer never handed out
   std::unique_ptr<Transport> channel;
@@ -240,7 +248,7 @@ TEST_F(IbConnectionTest, PutsOutsideTheRegionsAreRefused) {
   IbOptions options;
   Pair p = connectedPair(options);
   ASSERT_TRUE(p.a && p.b);
-  Buffers mine(*p.a, 256), theirs(*p.b, 256);
+  Buffers mine(*p.deviceA, 256), theirs(*p.deviceB, 256);
   IbChannelSpec spec = specOf(mine, theirs);
   spec.dst[2] = {}; // the peer's scratch is not reachable
   std::unique_ptr<Transport> channel;
@@ -263,7 +271,7 @@ TEST_F(IbConnectionTest, APeerThatNeverCompletesTimesOut) {
   options.timeoutSeconds = 0.2;
   Pair p = connectedPair(options);
   ASSERT_TRUE(p.a && p.b);
-  Buffers mine(*p.a, 64), theirs(*p.b, 64);
+  Buffers mine(*p.deviceA, 64), theirs(*p.deviceB, 64);
   std::unique_ptr<Transport> channel;
   ASSERT_TRUE(makeIbChannel(p.a.get(), specOf(mine, theirs), &channel).isOk());
   controls.stall(1);
@@ -276,9 +284,11 @@ TEST_F(IbConnectionTest, APeerThatNeverCompletesTimesOut) {
 
 TEST_F(IbConnectionTest, WritesNeedAConnectedQueuePair) {
   IbOptions options;
+  std::unique_ptr<IbDevice> device;
+  ASSERT_TRUE(IbDevice::open({"mlx5_0", 1, false}, options, &device).isOk());
   std::unique_ptr<IbConnection> alone;
-  ASSERT_TRUE(IbConnection::open({"mlx5_0", 1, false}, 5, options, &alone).isOk());
-  Buffers mine(*alone, 64);
+  ASSERT_TRUE(IbConnection::open(*device, 5, &alone).isOk());
+  Buffers mine(*device, 64);
   uint64_t seq = 0;
   Status s = alone->write(mine.region[0], 0, remoteOf(mine.region[1]), 0, 8, &seq);
   EXPECT_FALSE(s.isOk());
@@ -287,9 +297,12 @@ TEST_F(IbConnectionTest, WritesNeedAConnectedQueuePair) {
 
 TEST_F(IbConnectionTest, InfinibandAndRoceDoNotConnect) {
   IbOptions options;
+  std::unique_ptr<IbDevice> ibDevice, roceDevice;
+  ASSERT_TRUE(IbDevice::open({"mlx5_0", 1, false}, options, &ibDevice).isOk());
+  ASSERT_TRUE(IbDevice::open({"mlx5_1", 1, true}, options, &roceDevice).isOk());
   std::unique_ptr<IbConnection> ib, roce;
-  ASSERT_TRUE(IbConnection::open({"mlx5_0", 1, false}, 1, options, &ib).isOk());
-  ASSERT_TRUE(IbConnection::open({"mlx5_1", 1, true}, 0, options, &roce).isOk());
+  ASSERT_TRUE(IbConnection::open(*ibDevice, 1, &ib).isOk());
+  ASSERT_TRUE(IbConnection::open(*roceDevice, 0, &roce).isOk());
   Status s = ib->connect(roce->local());
   ASSERT_FALSE(s.isOk());
   EXPECT_NE(s.message().find("rank 1's port is RoCE and ours InfiniBand"),
@@ -299,15 +312,16 @@ TEST_F(IbConnectionTest, InfinibandAndRoceDoNotConnect) {
 
 TEST_F(IbConnectionTest, PortsThatDoNotServeAreErrors) {
   IbOptions options;
-  std::unique_ptr<IbConnection> c;
-  Status s = IbConnection::open({"mlx5_0", 2, false}, 1, options, &c);
-  EXPECT_NE(s.message().find("not active"), std::string::npos) << s.message();
-  s = IbConnection::open({"mlx5_9", 1, false}, 1, options, &c);
+  std::unique_ptr<IbDevice> d;
+  Status s = IbDevice::open({"mlx5_0", 2, false}, options, &d);
+  EXPECT_NE(s.message().find("IB device mlx5_0:2: the port is not active"),
+            std::string::npos) << s.message();
+  s = IbDevice::open({"mlx5_9", 1, false}, options, &d);
   EXPECT_NE(s.message().find("does not open"), std::string::npos) << s.message();
   options.gidIndex = 9; // the fake RoCE port has GIDs 0 to 3
-  s = IbConnection::open({"mlx5_1", 1, true}, 1, options, &c);
+  s = IbDevice::open({"mlx5_1", 1, true}, options, &d);
   EXPECT_NE(s.message().find("no GID at index 9"), std::string::npos) << s.message();
-  EXPECT_EQ(c, nullptr);
+  EXPECT_EQ(d, nullptr);
 }
 
 TEST_F(IbConnectionTest, OptionsFromTheEnvironment) {
@@ -336,9 +350,9 @@ TEST_F(IbConnectionTest, ANetworkConnectsEveryPairThroughTheBootstrap) {
   ASSERT_TRUE(createUniqueId(&id).isOk());
   const int n = 3;
   IbOptions options;
-  // Rank r's output and semaphores, registered on its connection from
-  // rank r-1, are where r-1 writes; the regions cross threads by this
-  // table, as they would by an exchange.
+  // Rank r's output and semaphore, registered on its device, are where
+  // rank r-1 writes; the regions cross threads by this table, as they
+  // would by an exchange.
   std::vector<std::vector<char>> outputs(n, std::vector<char>(64, 0));
   std::vector<uint64_t> semaphores(n, 0);
   std::vector<IbRemote> outputAt(n), semaphoreAt(n);
@@ -353,10 +367,10 @@ TEST_F(IbConnectionTest, ANetworkConnectsEveryPairThroughTheBootstrap) {
                                   &nets[size_t(r)]));
     if (nets[size_t(r)]->peers() != peers)
       return internalError("the network does not reach every peer");
-    IbConnection *from = nets[size_t(r)]->connection((r + n - 1) % n);
+    IbDevice *device = nets[size_t(r)]->device();
     IbRegion out, sem;
-    MSCCLC_TRY(from->registerHost(outputs[size_t(r)].data(), 64, &out));
-    MSCCLC_TRY(from->registerHost(&semaphores[size_t(r)], 8, &sem));
+    MSCCLC_TRY(device->registerHost(outputs[size_t(r)].data(), 64, &out));
+    MSCCLC_TRY(device->registerHost(&semaphores[size_t(r)], 8, &sem));
     outputAt[size_t(r)] = remoteOf(out);
     semaphoreAt[size_t(r)] = remoteOf(sem);
     MSCCLC_TRY(b.barrier());
@@ -364,7 +378,7 @@ TEST_F(IbConnectionTest, ANetworkConnectsEveryPairThroughTheBootstrap) {
     IbConnection *to = nets[size_t(r)]->connection((r + 1) % n);
     std::vector<char> message(64, char('a' + r));
     IbRegion src;
-    MSCCLC_TRY(to->registerHost(message.data(), 64, &src));
+    MSCCLC_TRY(device->registerHost(message.data(), 64, &src));
     IbChannelSpec spec;
     spec.src[0] = src;
     spec.dst[1] = outputAt[size_t((r + 1) % n)];
@@ -374,10 +388,10 @@ TEST_F(IbConnectionTest, ANetworkConnectsEveryPairThroughTheBootstrap) {
     MSCCLC_TRY(channel->put(0, 0, 1, 0, 64));
     MSCCLC_TRY(channel->signal());
     MSCCLC_TRY(channel->flush());
-    to->deregister(src);
+    device->deregister(src);
     MSCCLC_TRY(b.barrier());
-    from->deregister(out);
-    from->deregister(sem);
+    device->deregister(out);
+    device->deregister(sem);
     return Status::ok();
   }));
   for (int r = 0; r < n; ++r) {

@@ -1,10 +1,13 @@
 //===- IbConnection.h - Port channels over IB verbs ------------*- C++ -*-===//
 //
 // The IB verbs data path of port channels between nodes:
-//   - an IbConnection is one reliable-connected queue pair to one peer,
-//     on an active port that probeIbDevices() found (IbVerbs.h). The two
-//     ends exchange IbEndpoints (over the bootstrap) and connect(), which
-//     takes the queue pair through INIT, RTR and RTS;
+//   - an IbDevice is an active port that probeIbDevices() found
+//     (IbVerbs.h), opened, with one protection domain: memory registered
+//     on it serves every connection on the port;
+//   - an IbConnection is one reliable-connected queue pair to one peer on
+//     a device. The two ends exchange IbEndpoints (IbNetwork: over the
+//     bootstrap) and connect(), which takes the queue pair through INIT,
+//     RTR and RTS;
 //   - a put is an RDMA write from a registered local region into the
 //     peer's registered region, cut into messages of at most
 //     IbOptions::maxMessageBytes;
@@ -26,8 +29,6 @@
 // Not wired into the runtime yet: port channels between nodes still go
 // over TCP (Transport.h says why in the log); registering device memory
 // (dma-buf, nvidia-peermem) and exchanging the regions' keys are next.
-// Each connection has its own protection domain, so memory a peer writes
-// is registered on the connection from that peer.
 // This path is tested against a fake libibverbs that executes writes in
 // process (test/Runtime/unit/FakeIbVerbs.cpp); it has not run on an HCA.
 //
@@ -91,10 +92,34 @@ struct IbOptions {
 /// variable whose value is out of range.
 Status ibOptionsFromEnv(IbOptions *out);
 
+class IbConnection;
+
+/// An opened port and its protection domain.
+class IbDevice {
+public:
+  static Status open(const IbPort &port, const IbOptions &options,
+                     std::unique_ptr<IbDevice> *out);
+  ~IbDevice();
+  IbDevice(const IbDevice &) = delete;
+  IbDevice &operator=(const IbDevice &) = delete;
+
+  /// Registers host memory for local reads and remote writes, on every
+  /// connection of this device.
+  Status registerHost(void *base, uint64_t bytes, IbRegion *out);
+  void deregister(const IbRegion &region);
+
+  struct Impl;
+
+private:
+  friend class IbConnection;
+  explicit IbDevice(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
 class IbConnection {
 public:
-  /// Opens `port`'s device and makes a queue pair for `peer`.
-  static Status open(const IbPort &port, int peer, const IbOptions &options,
+  /// Makes a queue pair for `peer` on `device`, which must outlive it.
+  static Status open(IbDevice &device, int peer,
                      std::unique_ptr<IbConnection> *out);
   ~IbConnection();
   IbConnection(const IbConnection &) = delete;
@@ -104,10 +129,6 @@ public:
   const IbEndpoint &local() const;
   /// Takes the queue pair to ready-to-send against the peer's endpoint.
   Status connect(const IbEndpoint &remote);
-
-  /// Registers host memory for local reads and remote writes.
-  Status registerHost(void *base, uint64_t bytes, IbRegion *out);
-  void deregister(const IbRegion &region);
 
   /// Queues a write of `bytes` at `srcOffset` of `src` to `dstOffset` of
   /// `dst` (both ranges checked); *seq is the last message's number.
@@ -163,8 +184,11 @@ public:
   /// The connection to `peer`, or null.
   IbConnection *connection(int peer) const;
   std::vector<int> peers() const;
+  /// Where memory the peers write is registered (null without peers).
+  IbDevice *device() const { return device_.get(); }
 
 private:
+  std::unique_ptr<IbDevice> device_; // outlives the connections
   std::map<int, std::unique_ptr<IbConnection>> connections_;
 };
 
