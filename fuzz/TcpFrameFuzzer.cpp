@@ -68,6 +68,8 @@ void receiveFrames(const uint8_t *data, size_t size) {
     if (!classifyFrame(h, registry, kSliceBytes, 1, &action).isOk() ||
         action.kind == FrameAction::Close)
       return;
+    if (action.kind == FrameAction::Drain)
+      continue; // writes nothing
     const TcpNetwork::Registry::Window &w = *action.window;
     uint64_t base = reinterpret_cast<uint64_t>(w.base);
     uint64_t bytes = action.kind == FrameAction::Signal ? 8 : h.size;

@@ -206,8 +206,16 @@ Status Executor::init() {
     for (const PlanChannel &c : rp.portChannels) {
       TransportKind k;
       MSCCLC_TRY(comm_.transportBetween(rp.rank, c.peer, &k));
-      usesTcp |= k == TransportKind::Tcp;
+      if (k != TransportKind::Tcp)
+        continue;
+      usesTcp = true;
+      // Either end's channel makes the pair's frames ours to drain.
+      if (rp.rank == comm_.rank() || c.peer == comm_.rank())
+        tcpPeers_.push_back(rp.rank == comm_.rank() ? c.peer : rp.rank);
     }
+  std::sort(tcpPeers_.begin(), tcpPeers_.end());
+  tcpPeers_.erase(std::unique(tcpPeers_.begin(), tcpPeers_.end()),
+                  tcpPeers_.end());
   if (usesTcp)
     MSCCLC_TRY(comm_.tcpNetwork(&tcp_));
   MSCCLC_TRY(checkDeviceFit());
@@ -1085,6 +1093,11 @@ Status Executor::reset() {
     proxy_->remove(proxyFifo_.get());
   for (cudaStream_t s : portStreams_)
     MSCCLC_CUDA_CHECK(cudaStreamSynchronize(s));
+  // Frames the failed launch left on TCP connections land now, not in the
+  // state zeroed below.
+  if (tcp_ && !tcpPeers_.empty())
+    MSCCLC_TRY(tcp_->drain(tcpPeers_).context("draining tcp frames before "
+                                              "the reset"));
   // Nobody may signal into our semaphores once we zeroed them.
   MSCCLC_TRY(comm_.bootstrap().barrier());
   size_t nSem = rankPlan_.memoryChannels.size() + rankPlan_.portChannels.size();

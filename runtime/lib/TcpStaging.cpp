@@ -41,25 +41,12 @@ public:
     std::lock_guard<std::mutex> lock(mutex_);
     MSCCLC_CUDA_CHECK(
         cudaMemcpyAsync(dst, src, size, cudaMemcpyDefault, stream_));
-    if (free_.empty()) {
-      // Every event marks a copy in flight: the oldest one's is reused
-      // once that copy is done (copies finish in order on the stream).
-      auto [t, oldest] = pending_.front();
-      pending_.pop_front();
-      free_.push_back(oldest);
-      MSCCLC_CUDA_CHECK(cudaEventSynchronize(oldest));
-      finished_ = std::max(finished_, t);
-    }
-    cudaEvent_t e = free_.back();
-    free_.pop_back();
-    cudaError_t recorded = cudaEventRecord(e, stream_);
-    if (recorded != cudaSuccess) {
-      free_.push_back(e);
-      MSCCLC_CUDA_CHECK(recorded);
-    }
-    *ticket = ++issued_;
-    pending_.emplace_back(*ticket, e);
-    return Status::ok();
+    return record(ticket);
+  }
+
+  Status fence(uint64_t *ticket) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return record(ticket);
   }
 
   Status store(uint64_t *address, uint64_t value) override {
@@ -95,6 +82,29 @@ public:
   }
 
 private:
+  /// Records the ticket of everything queued so far (under mutex_).
+  Status record(uint64_t *ticket) {
+    if (free_.empty()) {
+      // Every event marks a copy in flight: the oldest one's is reused
+      // once that copy is done (copies finish in order on the stream).
+      auto [t, oldest] = pending_.front();
+      pending_.pop_front();
+      free_.push_back(oldest);
+      MSCCLC_CUDA_CHECK(cudaEventSynchronize(oldest));
+      finished_ = std::max(finished_, t);
+    }
+    cudaEvent_t e = free_.back();
+    free_.pop_back();
+    cudaError_t recorded = cudaEventRecord(e, stream_);
+    if (recorded != cudaSuccess) {
+      free_.push_back(e);
+      MSCCLC_CUDA_CHECK(recorded);
+    }
+    *ticket = ++issued_;
+    pending_.emplace_back(*ticket, e);
+    return Status::ok();
+  }
+
   int device_;
   cudaStream_t stream_;
   bool owned_;

@@ -120,6 +120,11 @@ public:
   void releaseSendSlot(int slot);
   /// Blocks until frames up to `seq` went out (or the connection failed).
   Status waitSent(uint64_t seq);
+  /// Queues a drain frame (TcpNetwork::drain).
+  Status sendDrain();
+  /// Waits until as many of the peer's drain frames as of ours were
+  /// handled here: every frame it queued before them has landed.
+  Status waitDrained();
   Status error();
   uint64_t sliceBytes() const { return options_.sliceBytes; }
 
@@ -147,6 +152,7 @@ private:
   std::deque<Op> queue_;
   uint64_t queued_ = 0;
   uint64_t sent_ = 0;
+  uint64_t drainsSent_ = 0, drainsReceived_ = 0;
   bool stopping_ = false;
   std::atomic<bool> failed_{false};
   std::atomic<bool> stopReceiving_{false};
@@ -244,6 +250,32 @@ Status TcpConnection::waitSent(uint64_t seq) {
   return error_;
 }
 
+Status TcpConnection::sendDrain() {
+  Op op;
+  op.header = {kFrameMagic, kFrameDrain, 0, 0, 0, 0};
+  uint64_t seq = 0;
+  MSCCLC_TRY(enqueue(op, &seq));
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++drainsSent_;
+  return Status::ok();
+}
+
+Status TcpConnection::waitDrained() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  auto until = std::chrono::steady_clock::now() +
+               std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                   std::chrono::duration<double>(options_.timeoutSeconds));
+  if (!cv_.wait_until(lock, until, [&] {
+        return drainsReceived_ >= drainsSent_ || !error_.isOk();
+      }))
+    return Status(Code::Timeout,
+                  fmt::format("{}: rank {} did not drain its frames within "
+                              "{:.0f} s ({}; did it skip the reset, or stop?)",
+                              who_, peer_, options_.timeoutSeconds,
+                              kTimeoutKnob));
+  return error_;
+}
+
 Status TcpConnection::sendOp(const Op &op) {
   if (op.copier) // the slice is in its slot once the copy is done
     MSCCLC_TRY(op.copier->wait(op.ticket).context(
@@ -329,6 +361,20 @@ Status TcpConnection::recvFrame(bool *closed) {
                  .context(who_));
   if (action.kind == FrameAction::Close) {
     *closed = true;
+    return Status::ok();
+  }
+  if (action.kind == FrameAction::Drain) {
+    lock.unlock();
+    // The frames before it were handled; their copies to the device (and
+    // stores) must have landed too.
+    if (recvCopier_) {
+      uint64_t ticket = 0;
+      MSCCLC_TRY(recvCopier_->fence(&ticket));
+      MSCCLC_TRY(recvCopier_->wait(ticket));
+    }
+    std::lock_guard<std::mutex> guard(mutex_);
+    ++drainsReceived_;
+    cv_.notify_all();
     return Status::ok();
   }
   const TcpNetwork::Registry::Window *w = action.window;
@@ -630,6 +676,23 @@ Status TcpNetwork::peerError(int peer) {
     return invalidArgument(fmt::format(
         "tcp transport: rank {} has no connection to rank {}", rank_, peer));
   return it->second->error();
+}
+
+Status TcpNetwork::drain(const std::vector<int> &peers) {
+  std::vector<TcpConnection *> connections;
+  for (int p : peers) {
+    auto it = connections_.find(p);
+    if (it == connections_.end())
+      return invalidArgument(fmt::format(
+          "tcp transport: rank {} has no connection to rank {}", rank_, p));
+    connections.push_back(it->second.get());
+  }
+  // Every drain frame leaves before any wait: the peers' waits overlap.
+  for (TcpConnection *c : connections)
+    MSCCLC_TRY(c->sendDrain());
+  for (TcpConnection *c : connections)
+    MSCCLC_TRY(c->waitDrained());
+  return Status::ok();
 }
 
 } // namespace mscclc::rt

@@ -34,6 +34,10 @@ const char *checkFrameHeader(const FrameHeader &h, uint64_t maxSlice) {
   case kFrameSignal:
   case kFrameClose:
     return nullptr;
+  case kFrameDrain:
+    if (h.address != 0 || h.size != 0)
+      return "drain frame with an address or a size";
+    return nullptr;
   default:
     return "unknown frame type";
   }
@@ -59,8 +63,9 @@ Status classifyFrame(const FrameHeader &h,
   if (const char *bad = checkFrameHeader(h, maxSlice))
     return systemError(fmt::format(
         "rank {} sent a malformed frame ({}): connection closed", peer, bad));
-  if (h.type == kFrameClose) {
-    *out = {FrameAction::Close, nullptr};
+  if (h.type == kFrameClose || h.type == kFrameDrain) {
+    *out = {h.type == kFrameClose ? FrameAction::Close : FrameAction::Drain,
+            nullptr};
     return Status::ok();
   }
   if (h.type == kFrameSignal) {

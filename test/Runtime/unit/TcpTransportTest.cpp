@@ -66,6 +66,13 @@ public:
     cv_.notify_all();
     return Status::ok();
   }
+  Status fence(uint64_t *ticket) override {
+    std::lock_guard<std::mutex> lock(m_);
+    ops_.push_back({nullptr, nullptr, 0, nullptr, 0});
+    *ticket = ++queued_;
+    cv_.notify_all();
+    return Status::ok();
+  }
   Status wait(uint64_t ticket) override {
     std::unique_lock<std::mutex> lock(m_);
     cv_.wait(lock, [&] { return done_ >= ticket; });
@@ -92,7 +99,7 @@ private:
       std::this_thread::sleep_for(std::chrono::microseconds(200));
       if (op.word)
         __atomic_store_n(op.word, op.value, __ATOMIC_RELEASE);
-      else
+      else if (op.size) // a fence moves nothing
         memcpy(op.dst, op.src, op.size);
       lock.lock();
       ++done_;
@@ -491,6 +498,85 @@ TEST_F(TcpTransportTest, WriteOutsideTheWindowIsRefused) {
   }));
 }
 
+/// Rank 0 puts staged slices and signals, then both drain at once: when
+/// rank 1's drain returns, every byte and the signal have landed, though
+/// its copier lags (a drain that did not wait for the frames, or for their
+/// device copies, would leave them missing).
+TEST_F(TcpTransportTest, DrainReturnsOnceEveryFrameLanded) {
+  const uint64_t bytes = kSlice * 9 + 17;
+  EXPECT_TRUE(runPair([&](int rank, const UniqueId &id) {
+    Rank me;
+    Status s = join(id, rank, 10, &me, /*staged=*/true);
+    if (!s.isOk())
+      return failed(rank, s.message());
+    std::vector<unsigned char> window(bytes, 0xee);
+    uint64_t semaphore = 0;
+    Remote remote;
+    s = shareWindow(rank, *me.net, *me.bootstrap, window.data(), bytes,
+                    &semaphore, MemoryKind::Device, &remote);
+    if (!s.isOk())
+      return failed(rank, s.message());
+    if (rank == 0) {
+      std::vector<unsigned char> src(bytes);
+      for (size_t k = 0; k < bytes; ++k)
+        src[k] = pattern(1, k);
+      LaggingCopier copier;
+      TcpChannelSpec spec;
+      spec.src[0] = src.data();
+      spec.srcExtent[0] = bytes;
+      spec.srcKind = MemoryKind::Device;
+      spec.copier = &copier;
+      spec.dst[1] = remote.window;
+      spec.dstExtent[1] = bytes;
+      spec.semaphore = remote.semaphore;
+      std::unique_ptr<Transport> t;
+      s = me.net->channel(1, spec, &t);
+      for (int round = 0; round < 3 && s.isOk(); ++round) {
+        s = t->put(0, 0, 1, 0, bytes);
+        if (s.isOk())
+          s = t->signal();
+      }
+      if (s.isOk())
+        s = me.net->drain({1});
+      t.reset();
+      if (!s.isOk())
+        return failed(rank, s.message());
+    } else {
+      s = me.net->drain({0});
+      if (!s.isOk())
+        return failed(rank, s.message());
+      if (__atomic_load_n(&semaphore, __ATOMIC_ACQUIRE) != 3)
+        return failed(rank, fmt::format("semaphore {} after the drain, not 3",
+                                        semaphore));
+      for (size_t k = 0; k < bytes; ++k)
+        if (window[k] != pattern(1, k))
+          return failed(rank, fmt::format("byte {} missing after the drain", k));
+    }
+    s = me.bootstrap->barrier();
+    return s.isOk() ? 0 : failed(rank, s.message());
+  }));
+}
+
+TEST_F(TcpTransportTest, APeerThatDoesNotDrainTimesOut) {
+  EXPECT_TRUE(runPair([&](int rank, const UniqueId &id) {
+    Rank me;
+    Status s = join(id, rank, /*timeout=*/1, &me);
+    if (!s.isOk())
+      return failed(rank, s.message());
+    if (rank == 0) {
+      s = me.net->drain({1});
+      if (s.isOk() || s.message().find("rank 1 did not drain") == std::string::npos)
+        return failed(rank, "drain: " + s.message());
+      if (me.net->drain({3}).isOk())
+        return failed(rank, "a drain of a rank with no connection");
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    }
+    s = me.bootstrap->barrier();
+    return s.isOk() ? 0 : failed(rank, s.message());
+  }));
+}
+
 TEST(TcpWire, FrameChecks) {
   using namespace tcpwire;
   FrameHeader h{kFrameMagic, kFrameData, 0, 0, 0, 100};
@@ -508,6 +594,12 @@ TEST(TcpWire, FrameChecks) {
   EXPECT_NE(checkFrameHeader(h, 100), nullptr);
   h = {kFrameMagic, kFrameSignal, 0, 0, 0, 5};
   EXPECT_EQ(checkFrameHeader(h, 100), nullptr);
+  h = {kFrameMagic, kFrameDrain, 0, 0, 0, 0};
+  EXPECT_EQ(checkFrameHeader(h, 100), nullptr);
+  h.size = 1;
+  EXPECT_NE(checkFrameHeader(h, 100), nullptr); // a drain carries nothing
+  h = {kFrameMagic, kFrameDrain, 0, 0, 64, 0};
+  EXPECT_NE(checkFrameHeader(h, 100), nullptr);
 
   uint8_t secret[32] = {1, 2, 3};
   PairHello p{kPairMagic, 1, 42, {}};

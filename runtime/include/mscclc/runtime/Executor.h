@@ -251,6 +251,7 @@ private:
 
   // Port channels to other nodes (or all, MSCCLC_TRANSPORT=tcp).
   TcpNetwork *tcp_ = nullptr; ///< the communicator's; null: none used
+  std::vector<int> tcpPeers_; ///< the ranks this one's plan reaches over tcp
   uint32_t semaphoreWindow_ = 0, scratchWindow_ = 0;
 
   std::map<std::string, std::unique_ptr<Context>> contexts_;

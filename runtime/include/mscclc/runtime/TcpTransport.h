@@ -31,6 +31,9 @@
 // copies and the socket overlap. A signal into device memory is a stream
 // write queued after the slices' copies on the same stream.
 //
+// drain() settles the connections before a reset: each end sends a drain
+// frame, and the receiver counts it once the frames before it landed.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef MSCCLC_RUNTIME_TCPTRANSPORT_H
@@ -63,7 +66,10 @@ public:
   /// Queues a store of `value` into the device word at `address`, after
   /// every copy queued before it.
   virtual Status store(uint64_t *address, uint64_t value) = 0;
-  /// Blocks until copy `ticket` and every earlier one are done.
+  /// A ticket for wait() that is done once every copy and store queued
+  /// before it is.
+  virtual Status fence(uint64_t *ticket) = 0;
+  /// Blocks until copy (or fence) `ticket` and every earlier one are done.
   virtual Status wait(uint64_t ticket) = 0;
 };
 
@@ -138,6 +144,13 @@ public:
                  std::unique_ptr<Transport> *out);
   /// The first background error on the connection to `peer`.
   Status peerError(int peer);
+  /// Collective between this rank and each of `peers` (each calls it with
+  /// this rank among its peers): returns once every frame each peer queued
+  /// before its call has landed here, device copies and stores included
+  /// (a drain frame each way). A reset drains before it zeroes what late
+  /// frames would write. A peer that does not drain within the time-out
+  /// is an error naming it.
+  Status drain(const std::vector<int> &peers);
   /// The peers this network reaches.
   std::vector<int> peers() const;
   const TcpOptions &options() const { return options_; }

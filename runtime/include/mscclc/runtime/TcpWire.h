@@ -23,7 +23,14 @@ namespace mscclc::rt {
 namespace tcpwire {
 constexpr uint32_t kFrameMagic = 0x4d535446; // "MSTF"
 constexpr uint32_t kPairMagic = 0x4d535450;  // "MSTP"
-enum FrameType : uint32_t { kFrameData = 1, kFrameSignal = 2, kFrameClose = 3 };
+/// A drain frame asks nothing of the receiver but to count it once every
+/// frame before it has landed (TcpNetwork::drain).
+enum FrameType : uint32_t {
+  kFrameData = 1,
+  kFrameSignal = 2,
+  kFrameClose = 3,
+  kFrameDrain = 4
+};
 
 struct FrameHeader {
   uint32_t magic;
@@ -32,6 +39,7 @@ struct FrameHeader {
   uint32_t reserved; ///< zero
   uint64_t address;  ///< data, signal: where, in the receiver's space
   uint64_t size;     ///< data: bytes that follow; signal: the new value
+                     ///< (close, drain: both zero)
 };
 static_assert(sizeof(FrameHeader) == 32, "FrameHeader has padding");
 
@@ -74,7 +82,7 @@ struct TcpNetwork::Registry {
 namespace tcpwire {
 /// What a receiver does with a frame it may handle.
 struct FrameAction {
-  enum Kind { Close, Signal, Data } kind = Close;
+  enum Kind { Close, Signal, Data, Drain } kind = Close;
   /// Signal: the semaphore's window; Data: the window the bytes go to.
   const TcpNetwork::Registry::Window *window = nullptr;
 };
