@@ -122,6 +122,8 @@ Status driverApi(const DriverApi **out) {
     (void)load("cuMemImportFromShareableHandle",
                api.memImportFromShareableHandle);
     (void)load("cuFuncLoad", api.funcLoad, 12040);
+    (void)load("cuMemGetHandleForAddressRange",
+               api.memGetHandleForAddressRange, 11070);
     // Multicast objects came with CUDA 12.1.
     (void)load("cuMulticastCreate", api.multicastCreate, 12010);
     (void)load("cuMulticastAddDevice", api.multicastAddDevice, 12010);

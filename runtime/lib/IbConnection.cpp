@@ -3,6 +3,7 @@
 #include "mscclc/runtime/IbConnection.h"
 
 #include "mscclc/runtime/Bootstrap.h"
+#include "mscclc/runtime/Log.h"
 
 #include "IbVerbsLib.h"
 
@@ -12,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <unistd.h>
 
 namespace mscclc::rt {
 
@@ -254,6 +256,61 @@ Status IbDevice::registerHost(void *base, uint64_t bytes, IbRegion *out) {
   return Status::ok();
 }
 
+Status IbDevice::registerDevice(void *base, uint64_t bytes,
+                                const DmaBufExporter &exportDmaBuf,
+                                IbRegion *out, std::string *how) {
+  Impl &d = *impl_;
+  const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+  const uint64_t address = reinterpret_cast<uint64_t>(base);
+  ibv_mr *mr = nullptr;
+  std::string dmaBufWhy;
+  if (!d.lib.regDmabufMr) {
+    dmaBufWhy = "libibverbs has no ibv_reg_dmabuf_mr (rdma-core before v34)";
+  } else if (!exportDmaBuf) {
+    dmaBufWhy = "no exporter";
+  } else {
+    // dma-bufs are whole pages.
+    const uint64_t page = uint64_t(sysconf(_SC_PAGESIZE));
+    const uint64_t start = address / page * page;
+    const uint64_t end = (address + bytes + page - 1) / page * page;
+    int fd = -1;
+    Status s = exportDmaBuf(reinterpret_cast<void *>(start), end - start, &fd);
+    if (!s.isOk()) {
+      dmaBufWhy = s.message();
+    } else {
+      mr = d.lib.regDmabufMr(d.pd, address - start, bytes, address, fd, access);
+      if (!mr)
+        dmaBufWhy = fmt::format("ibv_reg_dmabuf_mr: {}", strerror(errno));
+      close(fd); // the registration holds its own reference
+    }
+  }
+  *how = "dma-buf";
+  if (!mr) {
+    MSCCLC_LOG(Debug, "{}: no dma-buf registration ({}); trying nvidia-peermem",
+               d.who, dmaBufWhy);
+    mr = d.lib.regMr(d.pd, base, bytes, access);
+    const int regError = errno;
+    if (!mr)
+      return Status(Code::Unsupported,
+                    fmt::format("{}: GPU memory at {} ({} bytes) registers "
+                                "neither as a dma-buf ({}) nor through "
+                                "nvidia-peermem (ibv_reg_mr: {}): stage it "
+                                "through pinned host memory",
+                                d.who, base,
+                                static_cast<unsigned long long>(bytes),
+                                dmaBufWhy, strerror(regError)));
+    *how = "nvidia-peermem";
+  }
+  MSCCLC_LOG(Debug, "{}: GPU memory at {} ({} bytes) registered through {}",
+             d.who, base, static_cast<unsigned long long>(bytes), *how);
+  out->address = address;
+  out->bytes = bytes;
+  out->lkey = mr->lkey;
+  out->rkey = mr->rkey;
+  out->handle = mr;
+  return Status::ok();
+}
+
 void IbDevice::deregister(const IbRegion &region) {
   if (region.handle)
     impl_->lib.deregMr(static_cast<ibv_mr *>(region.handle));
@@ -427,6 +484,10 @@ Status IbDevice::open(const IbPort &, const IbOptions &,
 }
 // Never reached: no IbDevice exists without open(), nor an IbConnection.
 Status IbDevice::registerHost(void *, uint64_t, IbRegion *) {
+  return unsupported("no IB verbs");
+}
+Status IbDevice::registerDevice(void *, uint64_t, const DmaBufExporter &,
+                                IbRegion *, std::string *) {
   return unsupported("no IB verbs");
 }
 void IbDevice::deregister(const IbRegion &) {}

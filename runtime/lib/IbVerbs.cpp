@@ -188,6 +188,7 @@ Status loadVerbsLib(const char *library, VerbsLib *v) {
                     fmt::format("{} is not libibverbs (it lacks the verbs "
                                 "entry points)",
                                 library));
+  (void)sym("ibv_reg_dmabuf_mr", &v->regDmabufMr); // optional
   return Status::ok(); // kept open: the handle lives as long as the process
 }
 

@@ -42,6 +42,9 @@ struct VerbsLib {
   decltype(&::ibv_modify_qp) modifyQp = nullptr;
   decltype(&::ibv_destroy_qp) destroyQp = nullptr;
   decltype(&::ibv_wc_status_str) wcStatusStr = nullptr;
+  /// Null where rdma-core predates dma-buf (v34): device memory then
+  /// registers through nvidia-peermem or not at all.
+  decltype(&::ibv_reg_dmabuf_mr) regDmabufMr = nullptr;
 
   int queryPort(ibv_context *context, uint8_t port, ibv_port_attr *attr) const {
     return queryPortSymbol(context, port,

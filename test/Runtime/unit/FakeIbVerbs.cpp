@@ -13,7 +13,10 @@
 // pair in the error state (later writes flush with an error). A send queue
 // holds max_send_wr writes until a signaled completion is polled.
 // fake_ibverbs_stall(1) makes ibv_poll_cq find nothing (a peer that does
-// not answer); fake_ibverbs_writes() counts the writes that landed.
+// not answer); fake_ibverbs_writes() counts the writes that landed;
+// fake_ibverbs_refuse_reg_mr(1) makes ibv_reg_mr fail (no nvidia-peermem
+// for GPU memory). ibv_reg_dmabuf_mr takes any open descriptor and
+// registers the range at `iova`, the address writes use.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +24,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <fcntl.h>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -110,6 +114,7 @@ namespace {
 
 std::mutex mutex; // the tests' ranks are threads
 bool stalled = false;
+bool refuseRegMr = false;
 unsigned long long writes = 0;
 
 struct FakeMr {
@@ -168,10 +173,9 @@ int ibv_dealloc_pd(ibv_pd *pd) {
   return 0;
 }
 
-// The exported symbol, not the header's macro of the same name.
-#undef ibv_reg_mr
-ibv_mr *ibv_reg_mr(ibv_pd *pd, void *addr, size_t length, int access) {
-  std::lock_guard<std::mutex> lock(mutex);
+/// A region of `length` bytes at `addr` (both ways of registering; the
+/// caller holds the mutex).
+static ibv_mr *newRegion(ibv_pd *pd, void *addr, size_t length, int access) {
   auto *m = new FakeMr{};
   m->mr.context = pd->context;
   m->mr.pd = pd;
@@ -181,6 +185,32 @@ ibv_mr *ibv_reg_mr(ibv_pd *pd, void *addr, size_t length, int access) {
   m->access = access;
   regions[m->mr.lkey] = m;
   return &m->mr;
+}
+
+// The exported symbol, not the header's macro of the same name.
+#undef ibv_reg_mr
+ibv_mr *ibv_reg_mr(ibv_pd *pd, void *addr, size_t length, int access) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (refuseRegMr) {
+    errno = EFAULT;
+    return nullptr;
+  }
+  return newRegion(pd, addr, length, access);
+}
+
+ibv_mr *ibv_reg_dmabuf_mr(ibv_pd *pd, uint64_t, size_t length, uint64_t iova,
+                          int fd, int access) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (fcntl(fd, F_GETFD) == -1) {
+    errno = EBADF;
+    return nullptr;
+  }
+  return newRegion(pd, reinterpret_cast<void *>(iova), length, access);
+}
+
+void fake_ibverbs_refuse_reg_mr(int on) {
+  std::lock_guard<std::mutex> lock(mutex);
+  refuseRegMr = on != 0;
 }
 
 int ibv_dereg_mr(ibv_mr *mr) {

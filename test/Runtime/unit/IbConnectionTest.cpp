@@ -6,7 +6,8 @@
 // to each other, as two ranks' would. Puts (cut into messages), signals
 // after their data, flushes, a send queue that never overflows, and the
 // errors: a bad remote key, a put outside the regions, a peer that never
-// completes, InfiniBand against RoCE, bad environment values. And
+// completes, InfiniBand against RoCE, bad environment values; GPU memory
+// registered as a dma-buf, else through nvidia-peermem, else refused. And
 // IbNetwork: 3 ranks as threads over a real bootstrap connect every pair
 // and move data around a ring; a rank that cannot open its port fails,
 // and the others say which rank it was instead of waiting.
@@ -23,6 +24,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <numeric>
 #include <vector>
 
@@ -34,6 +37,7 @@ namespace {
 struct Fake {
   void (*stall)(int) = nullptr;
   unsigned long long (*writes)() = nullptr;
+  void (*refuseRegMr)(int) = nullptr;
 };
 
 Fake fake() {
@@ -42,7 +46,8 @@ Fake fake() {
   Fake f;
   f.stall = reinterpret_cast<void (*)(int)>(dlsym(h, "fake_ibverbs_stall"));
   f.writes = reinterpret_cast<unsigned long long (*)()>(dlsym(h, "fake_ibverbs_writes"));
-  EXPECT_TRUE(f.stall && f.writes);
+  f.refuseRegMr = reinterpret_cast<void (*)(int)>(dlsym(h, "fake_ibverbs_refuse_reg_mr"));
+  EXPECT_TRUE(f.stall && f.writes && f.refuseRegMr);
   return f;
 }
 
@@ -128,6 +133,7 @@ protected:
   }
   void TearDown() override {
     controls.stall(0);
+    controls.refuseRegMr(0);
     for (const char *v : {"MSCCLC_IBVERBS_LIBRARY", "MSCCLC_IB_GID_INDEX",
                           "NCCL_IB_GID_INDEX", "MSCCLC_IB_TIMEOUT",
                           "NCCL_IB_TIMEOUT", "MSCCLC_TRANSPORT_TIMEOUT"})
@@ -417,4 +423,87 @@ TEST_F(IbConnectionTest, ARankThatCannotOpenItsPortFailsEveryRank) {
   EXPECT_NE(statuses[0].message().find("rank 1 opened no IB connection to rank 0"),
             std::string::npos)
       << statuses[0].message();
+}
+
+/// An exporter standing in for CUDA's: a memfd for any range, recording it.
+struct MemfdExporter {
+  uint64_t base = 0, bytes = 0;
+  DmaBufExporter exporter() {
+    return [this](void *b, uint64_t n, int *fd) {
+      base = reinterpret_cast<uint64_t>(b);
+      bytes = n;
+      *fd = memfd_create("fake-dma-buf", 0);
+      return *fd >= 0 ? Status::ok() : systemError("memfd_create");
+    };
+  }
+};
+
+TEST_F(IbConnectionTest, GpuMemoryRegistersAsADmaBufFirst) {
+  IbOptions options;
+  Pair p = connectedPair(options);
+  ASSERT_TRUE(p.a && p.b);
+  // "GPU memory" of rank 1 that rank 0 writes, off a page boundary.
+  std::vector<char> gpu(3 * 4096 + 100, 0);
+  char *target = gpu.data() + 4096 + 10;
+  MemfdExporter exporter;
+  IbRegion region;
+  std::string how;
+  Status s = p.deviceB->registerDevice(target, 5000, exporter.exporter(),
+                                       &region, &how);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  EXPECT_EQ(how, "dma-buf");
+  // The exported range is whole pages around the buffer.
+  const uint64_t page = uint64_t(sysconf(_SC_PAGESIZE));
+  const uint64_t at = reinterpret_cast<uint64_t>(target);
+  EXPECT_EQ(exporter.base % page, 0u);
+  EXPECT_EQ(exporter.bytes % page, 0u);
+  EXPECT_LE(exporter.base, at);
+  EXPECT_GE(exporter.base + exporter.bytes, at + 5000);
+  // A write into it lands.
+  Buffers mine(*p.deviceA, 5000), theirs(*p.deviceB, 64);
+  IbChannelSpec spec = specOf(mine, theirs);
+  spec.dst[1] = remoteOf(region);
+  std::unique_ptr<Transport> channel;
+  ASSERT_TRUE(makeIbChannel(p.a.get(), spec, &channel).isOk());
+  ASSERT_TRUE(channel->put(0, 0, 1, 0, 5000).isOk());
+  ASSERT_TRUE(channel->flush().isOk());
+  EXPECT_EQ(0, memcmp(target, mine.input.data(), 5000));
+  p.deviceB->deregister(region);
+}
+
+TEST_F(IbConnectionTest, GpuMemoryFallsBackToPeermemThenRefuses) {
+  IbOptions options;
+  std::unique_ptr<IbDevice> device;
+  ASSERT_TRUE(IbDevice::open({"mlx5_0", 1, false}, options, &device).isOk());
+  std::vector<char> gpu(4096);
+  DmaBufExporter noDmaBuf = [](void *, uint64_t, int *) {
+    return unsupported("the CUDA driver has no cuMemGetHandleForAddressRange");
+  };
+  IbRegion region;
+  std::string how;
+  Status s = device->registerDevice(gpu.data(), 4096, noDmaBuf, &region, &how);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  EXPECT_EQ(how, "nvidia-peermem");
+  device->deregister(region);
+  // A descriptor that is not open: also nvidia-peermem.
+  DmaBufExporter badFd = [](void *, uint64_t, int *fd) {
+    *fd = 1000000;
+    return Status::ok();
+  };
+  ASSERT_TRUE(device->registerDevice(gpu.data(), 4096, badFd, &region, &how).isOk());
+  EXPECT_EQ(how, "nvidia-peermem");
+  device->deregister(region);
+  // Neither way: refused with both reasons, for the caller to stage.
+  controls.refuseRegMr(1);
+  s = device->registerDevice(gpu.data(), 4096, noDmaBuf, &region, &how);
+  ASSERT_FALSE(s.isOk());
+  EXPECT_EQ(s.code(), Code::Unsupported);
+  EXPECT_NE(s.message().find("no cuMemGetHandleForAddressRange"), std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("nvidia-peermem (ibv_reg_mr: Bad address)"),
+            std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("stage it through pinned host memory"),
+            std::string::npos)
+      << s.message();
 }

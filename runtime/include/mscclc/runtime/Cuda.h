@@ -62,6 +62,8 @@ struct DriverApi {
   decltype(&::cuMemRelease) memRelease = nullptr;
   // Loads a lazily loaded kernel in full (CUDA 12.4 and later).
   decltype(&::cuFuncLoad) funcLoad = nullptr;
+  // GPU memory as a dma-buf, for RDMA registration (CUDA 11.7 and later).
+  decltype(&::cuMemGetHandleForAddressRange) memGetHandleForAddressRange = nullptr;
   // Virtual memory management: mscclcMemAlloc and multicast mappings.
   decltype(&::cuDeviceGet) deviceGet = nullptr;
   decltype(&::cuMemCreate) memCreate = nullptr;

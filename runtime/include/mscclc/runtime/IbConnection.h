@@ -26,9 +26,13 @@
 // Calls on one connection, and on the channels over it, come from one
 // thread (the rank's proxy).
 //
+// GPU memory registers as a dma-buf (cudaDmaBufExporter, DmaBuf.cpp), else
+// through nvidia-peermem, else not (the caller stages it), and says which.
+//
 // Not wired into the runtime yet: port channels between nodes still go
-// over TCP (Transport.h says why in the log); registering device memory
-// (dma-buf, nvidia-peermem) and exchanging the regions' keys are next.
+// over TCP (Transport.h says why in the log); exchanging the regions' keys
+// with the executor's buffers, a registration cache for user buffers, and
+// the choice in chooseTransport are next.
 // This path is tested against a fake libibverbs that executes writes in
 // process (test/Runtime/unit/FakeIbVerbs.cpp); it has not run on an HCA.
 //
@@ -41,7 +45,9 @@
 #include "mscclc/runtime/Transport.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <string>
 #include <memory>
 #include <vector>
 
@@ -94,6 +100,13 @@ Status ibOptionsFromEnv(IbOptions *out);
 
 class IbConnection;
 
+/// Exports [base, base + bytes) of GPU memory as a dma-buf file descriptor,
+/// which the caller closes (cudaDmaBufExporter() is CUDA's).
+using DmaBufExporter = std::function<Status(void *base, uint64_t bytes, int *fd)>;
+
+/// cuMemGetHandleForAddressRange, where the driver has it.
+DmaBufExporter cudaDmaBufExporter();
+
 /// An opened port and its protection domain.
 class IbDevice {
 public:
@@ -106,6 +119,15 @@ public:
   /// Registers host memory for local reads and remote writes, on every
   /// connection of this device.
   Status registerHost(void *base, uint64_t bytes, IbRegion *out);
+  /// Registers GPU memory, the first way that works: a dma-buf of the
+  /// range from `exportDmaBuf` (given a page-aligned range that covers
+  /// it) with ibv_reg_dmabuf_mr; else ibv_reg_mr on the device pointer,
+  /// which nvidia-peermem serves. `*how` names the way ("dma-buf",
+  /// "nvidia-peermem"). With neither, an Unsupported error gives both
+  /// reasons: the caller stages the memory through pinned host memory.
+  Status registerDevice(void *base, uint64_t bytes,
+                        const DmaBufExporter &exportDmaBuf, IbRegion *out,
+                        std::string *how);
   void deregister(const IbRegion &region);
 
   struct Impl;
