@@ -660,33 +660,33 @@ std::vector<int> TcpNetwork::peers() const {
   return out;
 }
 
-Status TcpNetwork::channel(int peer, const TcpChannelSpec &spec,
-                           std::unique_ptr<Transport> *out) {
+Status TcpNetwork::connectionTo(int peer, TcpConnection **out) const {
   auto it = connections_.find(peer);
   if (it == connections_.end())
     return invalidArgument(fmt::format(
         "tcp transport: rank {} has no connection to rank {}", rank_, peer));
-  *out = std::make_unique<TcpTransport>(*it->second, peer, spec);
+  *out = it->second.get();
+  return Status::ok();
+}
+
+Status TcpNetwork::channel(int peer, const TcpChannelSpec &spec,
+                           std::unique_ptr<Transport> *out) {
+  TcpConnection *c = nullptr;
+  MSCCLC_TRY(connectionTo(peer, &c));
+  *out = std::make_unique<TcpTransport>(*c, peer, spec);
   return Status::ok();
 }
 
 Status TcpNetwork::peerError(int peer) {
-  auto it = connections_.find(peer);
-  if (it == connections_.end())
-    return invalidArgument(fmt::format(
-        "tcp transport: rank {} has no connection to rank {}", rank_, peer));
-  return it->second->error();
+  TcpConnection *c = nullptr;
+  MSCCLC_TRY(connectionTo(peer, &c));
+  return c->error();
 }
 
 Status TcpNetwork::drain(const std::vector<int> &peers) {
-  std::vector<TcpConnection *> connections;
-  for (int p : peers) {
-    auto it = connections_.find(p);
-    if (it == connections_.end())
-      return invalidArgument(fmt::format(
-          "tcp transport: rank {} has no connection to rank {}", rank_, p));
-    connections.push_back(it->second.get());
-  }
+  std::vector<TcpConnection *> connections(peers.size());
+  for (size_t i = 0; i < peers.size(); ++i)
+    MSCCLC_TRY(connectionTo(peers[i], &connections[i]));
   // Every drain frame leaves before any wait: the peers' waits overlap.
   for (TcpConnection *c : connections)
     MSCCLC_TRY(c->sendDrain());

@@ -159,6 +159,8 @@ public:
 
 private:
   TcpNetwork();
+  /// The connection to `peer`, or an error naming both ranks.
+  Status connectionTo(int peer, TcpConnection **out) const;
   int rank_ = -1;
   TcpOptions options_;
   std::unique_ptr<Registry> registry_;
