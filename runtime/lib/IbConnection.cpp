@@ -72,7 +72,8 @@ Status ibOptionsFromEnv(IbOptions *out) {
 struct IbDevice::Impl {
   ib::VerbsLib lib;
   IbOptions options;
-  std::string who; ///< "IB device mlx5_0:1"
+  std::string port; ///< "mlx5_0:1"
+  std::string who;  ///< "IB device mlx5_0:1"
   /// The port's part of every connection's endpoint (lid, port, MTU,
   /// link layer, GID).
   IbEndpoint address;
@@ -90,6 +91,17 @@ struct IbDevice::Impl {
     return Status(Code::SystemError, who + ": " + message);
   }
 };
+
+/// The region that `mr` registered: [address, address + bytes).
+static IbRegion regionOf(const ibv_mr &mr, uint64_t address, uint64_t bytes) {
+  IbRegion r;
+  r.address = address;
+  r.bytes = bytes;
+  r.lkey = mr.lkey;
+  r.rkey = mr.rkey;
+  r.handle = const_cast<ibv_mr *>(&mr);
+  return r;
+}
 
 struct IbConnection::Impl {
   IbDevice::Impl *device = nullptr; ///< outlives the connection
@@ -139,7 +151,7 @@ struct IbConnection::Impl {
     // signaled one completes: keep one signaled write in every half.
     const uint64_t half = std::max(1u, options().sendDepth / 2);
     while (queued - completed >= options().sendDepth - 1) {
-      if (lastSignaled <= completed) // the rule above keeps this from happening
+      if (lastSignaled <= completed) // the half rule below prevents this
         return fail("the send queue is full of unsignaled writes");
       MSCCLC_TRY(waitFor(lastSignaled));
     }
@@ -204,7 +216,8 @@ Status IbDevice::open(const IbPort &port, const IbOptions &options,
   auto impl = std::make_unique<Impl>();
   Impl &d = *impl;
   d.options = options;
-  d.who = fmt::format("IB device {}:{}", port.device, port.port);
+  d.port = fmt::format("{}:{}", port.device, port.port);
+  d.who = "IB device " + d.port;
   MSCCLC_TRY(ib::loadVerbsLib(ib::verbsLibraryName(), &d.lib));
   int n = 0;
   ibv_device **devices = d.lib.getDeviceList(&n);
@@ -248,11 +261,7 @@ Status IbDevice::registerHost(void *base, uint64_t bytes, IbRegion *out) {
     return d.fail(fmt::format("ibv_reg_mr of {} bytes at {} failed: {}",
                               static_cast<unsigned long long>(bytes), base,
                               strerror(errno)));
-  out->address = reinterpret_cast<uint64_t>(base);
-  out->bytes = bytes;
-  out->lkey = mr->lkey;
-  out->rkey = mr->rkey;
-  out->handle = mr;
+  *out = regionOf(*mr, reinterpret_cast<uint64_t>(base), bytes);
   return Status::ok();
 }
 
@@ -303,11 +312,7 @@ Status IbDevice::registerDevice(void *base, uint64_t bytes,
   }
   MSCCLC_LOG(Debug, "{}: GPU memory at {} ({} bytes) registered through {}",
              d.who, base, static_cast<unsigned long long>(bytes), *how);
-  out->address = address;
-  out->bytes = bytes;
-  out->lkey = mr->lkey;
-  out->rkey = mr->rkey;
-  out->handle = mr;
+  *out = regionOf(*mr, address, bytes);
   return Status::ok();
 }
 
@@ -326,8 +331,7 @@ Status IbConnection::open(IbDevice &device, int peer,
   IbDevice::Impl &d = *device.impl_;
   c.device = &d;
   c.peer = peer;
-  c.who = fmt::format("IB connection to rank {} ({})", peer,
-                      d.who.substr(strlen("IB device ")));
+  c.who = fmt::format("IB connection to rank {} ({})", peer, d.port);
   const unsigned depth = d.options.sendDepth;
   c.cq = d.lib.createCq(d.context, int(depth), nullptr, nullptr, 0);
   if (!c.cq)
