@@ -77,7 +77,7 @@ public:
   int64_t dataOps() const { return dataOpCount; }
   /// Operations of the emitted kernel that run a loop of the device
   /// library: the data operations, and the waits, port pushes and flushes.
-  int64_t loopOps() const { return loopOpCount; }
+  int64_t loopOps() const { return dataOpCount + syncOpCount; }
 
 private:
   // KernelEmitter.cpp
@@ -137,7 +137,7 @@ private:
   CodeWriter body{/*indent=*/2};
   KernelUses uses;
   int64_t dataOpCount = 0;
-  int64_t loopOpCount = 0;
+  int64_t syncOpCount = 0; ///< waits, port pushes and flushes
 
   // State of the block being emitted.
   int64_t groupSize = 1;

@@ -142,7 +142,6 @@ bool KernelEmitter::emitElementwise(Operation *op, ArrayRef<Operand> srcs,
   body.line() << "    " << list(plainDst) << ",\n";
   body.line() << "    " << list(packetDst) << "};\n";
   ++dataOpCount;
-  ++loopOpCount;
   body.line() << "elementwise(ctx, "
               << site(op, "MSCCLC_CHAN_NONE", 0,
                       packetSrc.empty() ? "MSCCLC_OPC_NONE"
@@ -211,7 +210,7 @@ bool KernelEmitter::emitPortPut(Operation *op, const ChannelInfo &c,
     body.line() << "__syncthreads(); // the signal covers the block's writes\n";
   std::string idx = std::to_string(c.index);
   body.open("if (threadIdx.x == 0)");
-  loopOpCount += flush ? 2 : 1;
+  syncOpCount += flush ? 2 : 1;
   body.line() << "const u64 last = portPut(ctx, "
               << site(op, "MSCCLC_CHAN_PORT", c.index, "MSCCLC_OPC_FIFO_PUSH")
               << ", args.fifo,\n";
@@ -233,7 +232,7 @@ bool KernelEmitter::emitPortPut(Operation *op, const ChannelInfo &c,
     body.line() << "__syncthreads();\n";
   closeRange(opened);
   if (split && signal) {
-    ++loopOpCount;
+    ++syncOpCount;
     body.line() << "__syncthreads(); // the signal covers the block's writes\n";
     body.line() << "if (threadIdx.x == 0) portSignal(ctx, "
                 << site(op, "MSCCLC_CHAN_PORT", c.index,
@@ -296,7 +295,7 @@ bool KernelEmitter::emitSignal(Operation *op, ArrayAttr channels) {
     }
     body.line() << "if (threadIdx.x == " << (lane++ % 32) << ") ";
     if (c->isPort) {
-      ++loopOpCount;
+      ++syncOpCount;
       body.rest() << "portSignal(ctx, "
                   << site(op, "MSCCLC_CHAN_PORT", c->index,
                           "MSCCLC_OPC_FIFO_PUSH")
@@ -321,7 +320,7 @@ bool KernelEmitter::emitWait(Operation *op, ArrayAttr channels) {
       continue;
     }
     std::string var = waitVar(*c);
-    ++loopOpCount;
+    ++syncOpCount;
     body.line() << var << " += " << c->peerGroup << ";\n";
     body.line() << "if (threadIdx.x == " << (lane++ % 32) << ")\n";
     body.line() << "  waitSemaphore(ctx, "
@@ -347,7 +346,7 @@ bool KernelEmitter::emitFlush(Operation *op, ArrayAttr channels) {
                   << ": memory channel puts are complete\n";
       continue;
     }
-    ++loopOpCount;
+    ++syncOpCount;
     body.line() << "if (threadIdx.x == " << (lane++ % 32) << ") portFlush(ctx, "
                 << site(op, "MSCCLC_CHAN_PORT", c->index, "MSCCLC_OPC_FLUSH")
                 << ", args.fifo, args.portChannels[" << c->index
