@@ -22,9 +22,9 @@ public:
   /// because creating one takes a driver lock that a thread blocked in the
   /// driver (on a stream whose kernel waits for this copy) may hold.
   CudaCopier(int device, cudaStream_t stream, bool owned,
-             std::vector<cudaEvent_t> events)
+             std::vector<cudaEvent_t> events, uint64_t *values)
       : device_(device), stream_(stream), owned_(owned),
-        free_(std::move(events)) {}
+        free_(std::move(events)), values_(values) {}
   ~CudaCopier() override {
     DeviceGuard guard(device_);
     MSCCLC_CUDA_WARN(cudaStreamSynchronize(stream_));
@@ -32,6 +32,7 @@ public:
       MSCCLC_CUDA_WARN(cudaEventDestroy(p.second));
     for (cudaEvent_t e : free_)
       MSCCLC_CUDA_WARN(cudaEventDestroy(e));
+    MSCCLC_CUDA_WARN(cudaFreeHost(values_));
     if (owned_)
       MSCCLC_CUDA_WARN(cudaStreamDestroy(stream_));
   }
@@ -49,14 +50,21 @@ public:
     return record(ticket);
   }
 
+  /// An 8-byte copy from pinned memory, not a stream memory write: with
+  /// several ranks on one GPU, a stream write into a semaphore that a
+  /// running kernel spins on was seen never to land (and to hold up the
+  /// stream's later copies), where a copy lands.
   Status store(uint64_t *address, uint64_t value) override {
-    const DriverApi *api = nullptr;
-    MSCCLC_TRY(driverApi(&api));
     std::lock_guard<std::mutex> lock(mutex_);
-    MSCCLC_CUDA_CHECK(api->streamWriteValue64(
-        stream_, reinterpret_cast<CUdeviceptr>(address), value,
-        CU_STREAM_WRITE_VALUE_DEFAULT));
-    return Status::ok();
+    MSCCLC_TRY(reserveEvent());
+    // The slot of ticket issued_ + 1: its last user, kCopierEvents tickets
+    // back, is done (reserveEvent leaves fewer in flight).
+    uint64_t *slot = &values_[(issued_ + 1) % kCopierEvents];
+    *slot = value;
+    MSCCLC_CUDA_CHECK(cudaMemcpyAsync(address, slot, sizeof(uint64_t),
+                                      cudaMemcpyHostToDevice, stream_));
+    uint64_t ticket = 0;
+    return record(&ticket);
   }
 
   Status wait(uint64_t ticket) override {
@@ -82,17 +90,23 @@ public:
   }
 
 private:
+  /// Makes an event free (under mutex_): with every one marking a copy in
+  /// flight, the oldest is reused once that copy is done (copies finish in
+  /// order on the stream).
+  Status reserveEvent() {
+    if (!free_.empty())
+      return Status::ok();
+    auto [t, oldest] = pending_.front();
+    pending_.pop_front();
+    free_.push_back(oldest);
+    MSCCLC_CUDA_CHECK(cudaEventSynchronize(oldest));
+    finished_ = std::max(finished_, t);
+    return Status::ok();
+  }
+
   /// Records the ticket of everything queued so far (under mutex_).
   Status record(uint64_t *ticket) {
-    if (free_.empty()) {
-      // Every event marks a copy in flight: the oldest one's is reused
-      // once that copy is done (copies finish in order on the stream).
-      auto [t, oldest] = pending_.front();
-      pending_.pop_front();
-      free_.push_back(oldest);
-      MSCCLC_CUDA_CHECK(cudaEventSynchronize(oldest));
-      finished_ = std::max(finished_, t);
-    }
+    MSCCLC_TRY(reserveEvent());
     cudaEvent_t e = free_.back();
     free_.pop_back();
     cudaError_t recorded = cudaEventRecord(e, stream_);
@@ -112,6 +126,7 @@ private:
   uint64_t issued_ = 0, finished_ = 0;
   std::deque<std::pair<uint64_t, cudaEvent_t>> pending_;
   std::vector<cudaEvent_t> free_;
+  uint64_t *values_; ///< pinned: kCopierEvents words that stores copy from
 };
 
 class CudaStaging final : public StagingBackend {
@@ -142,7 +157,18 @@ public:
       }
       events.push_back(e);
     }
-    *out = std::make_unique<CudaCopier>(device_, s, owned, std::move(events));
+    void *values = nullptr;
+    cudaError_t err = cudaHostAlloc(&values, kCopierEvents * sizeof(uint64_t),
+                                    cudaHostAllocPortable);
+    if (err != cudaSuccess) {
+      for (cudaEvent_t made : events)
+        MSCCLC_CUDA_WARN(cudaEventDestroy(made));
+      if (owned)
+        MSCCLC_CUDA_WARN(cudaStreamDestroy(s));
+      MSCCLC_CUDA_CHECK(err);
+    }
+    *out = std::make_unique<CudaCopier>(device_, s, owned, std::move(events),
+                                        static_cast<uint64_t *>(values));
     return Status::ok();
   }
   void bindThread() override { MSCCLC_CUDA_WARN(cudaSetDevice(device_)); }
