@@ -4,6 +4,7 @@
 #include "mscclc/runtime/Executor.h"
 #include "mscclc/runtime/Nodes.h"
 #include "mscclc/runtime/Proxy.h"
+#include "mscclc/runtime/IbConnection.h"
 #include "mscclc/runtime/TcpStaging.h"
 #include "mscclc/runtime/TcpTransport.h"
 
@@ -136,8 +137,7 @@ Status Communicator::init(const UniqueId &id, int rank, int nranks,
   MSCCLC_CUDA_CHECK(cudaDeviceGetPCIBusId(mine.busId, sizeof(mine.busId), device));
   mine.nodeSpecHash = fnv1a(nodeSpec());
   mine.transportHash = fnv1a(transportSpec());
-  TransportKind checked;
-  MSCCLC_TRY(chooseTransport(true, &checked)); // a bad value fails here
+  MSCCLC_TRY(checkTransportVariable());
 
   MSCCLC_TRY(Bootstrap::create(id, rank, nranks, &bootstrap_));
   peers_.assign(size_t(nranks), PeerInfo());
@@ -159,6 +159,7 @@ Status Communicator::init(const UniqueId &id, int rank, int nranks,
     hostOf.push_back(peers_[size_t(r)].hostHash);
   }
   MSCCLC_TRY(assignNodes(hostOf, nodeSpec(), &nodeOf_));
+  MSCCLC_TRY(learnIbReadiness());
   for (int r = 0; r < nranks; ++r) {
     if (r == rank || !sameHost(r))
       continue;
@@ -190,6 +191,7 @@ Communicator::~Communicator() {
     executors_.clear();
   }
   tcp_.reset();
+  ib_.reset();
   proxy_.reset();
   DeviceGuard guard(device_);
   for (auto &entry : mappings_)
@@ -427,7 +429,73 @@ Status Communicator::proxy(Proxy **out) {
 }
 
 Status Communicator::transportBetween(int a, int b, TransportKind *out) const {
-  return chooseTransport(node(a) == node(b), out);
+  return chooseTransport(node(a) == node(b),
+                         ibReady_[size_t(a)] && ibReady_[size_t(b)], out);
+}
+
+Status Communicator::learnIbReadiness() {
+  ibReady_.assign(size_t(nranks_), 0);
+  bool severalNodes = false;
+  for (int r = 0; r < nranks_; ++r)
+    severalNodes |= node(r) != node(0);
+  // Every rank sees the same nodes and MSCCLC_TRANSPORT: all gather or none.
+  if (!transportMayUseIb(severalNodes))
+    return Status::ok();
+  IbOptions options;
+  MSCCLC_TRY(ibOptionsFromEnv(&options));
+  // Registration is what fails where the HCA cannot reach GPU memory: try
+  // it on memory allocated as the executors allocate theirs.
+  void *memory = nullptr;
+  MSCCLC_CUDA_CHECK(cudaMalloc(&memory, kIpcGranularity));
+  IbReadiness mine = findIbReadiness(probeIbDevices(), options, memory,
+                                     kIpcGranularity, cudaDmaBufExporter());
+  MSCCLC_CUDA_CHECK(cudaFree(memory));
+  ibPort_ = mine.port;
+  ibReady_[size_t(rank_)] = mine.ready;
+  MSCCLC_TRY(bootstrap_->allGather(ibReady_.data(), 1));
+  if (mine.ready)
+    MSCCLC_LOG(Info, "rank {}: IB verbs ready on {}", rank_, mine.detail);
+  else
+    MSCCLC_LOG(Info, "rank {}: no IB verbs ({}); its port channels to other "
+               "nodes use tcp", rank_, mine.detail);
+  std::string notReady;
+  for (int r = 0; r < nranks_; ++r)
+    if (!ibReady_[size_t(r)])
+      notReady += (notReady.empty() ? "" : ", ") + std::to_string(r);
+  // Every rank gathered the same flags: all refuse alike.
+  if (transportRequiresIb() && !notReady.empty())
+    return unsupported(fmt::format(
+        "MSCCLC_TRANSPORT=ib, but rank(s) {} cannot use IB verbs (each one's "
+        "log says why{}); unset it to let those ranks use tcp",
+        notReady, mine.ready ? "" : "; this rank's: " + mine.detail));
+  return Status::ok();
+}
+
+Status Communicator::ibNetwork(IbNetwork **out) {
+  std::lock_guard<std::mutex> lock(ibMutex_);
+  if (ib_) {
+    *out = ib_.get();
+    return Status::ok();
+  }
+  std::vector<int> peers;
+  for (int r = 0; r < nranks_; ++r) {
+    TransportKind k;
+    MSCCLC_TRY(transportBetween(rank_, r, &k));
+    if (r != rank_ && k == TransportKind::Ib)
+      peers.push_back(r);
+  }
+  IbOptions options;
+  MSCCLC_TRY(ibOptionsFromEnv(&options));
+  MSCCLC_TRY(IbNetwork::connect(*bootstrap_, peers, ibPort_, options, &ib_)
+                 .context(fmt::format("rank {}: connecting IB verbs", rank_)));
+  std::string list;
+  for (int p : peers)
+    list += (list.empty() ? "" : ", ") + std::to_string(p);
+  MSCCLC_LOG(Info, "rank {}: IB verbs on {} to rank{} {}", rank_,
+             describePorts({ibPort_}), peers.size() == 1 ? "" : "s",
+             list.empty() ? "none" : list);
+  *out = ib_.get();
+  return Status::ok();
 }
 
 Status Communicator::tcpNetwork(TcpNetwork **out) {

@@ -199,13 +199,14 @@ Status Executor::init() {
           plan_.name));
     MSCCLC_TRY(module_.function(plan_.premulKernel, &premulKernel_));
   }
-  // The TCP network is set up collectively: every rank decides from the
-  // whole plan, so all call it or none.
-  bool usesTcp = false;
+  // The networks are set up collectively: every rank decides from the
+  // whole plan, so all call each or none.
+  bool usesTcp = false, usesIb = false;
   for (const RankPlan &rp : plan_.rankPlans)
     for (const PlanChannel &c : rp.portChannels) {
       TransportKind k;
       MSCCLC_TRY(comm_.transportBetween(rp.rank, c.peer, &k));
+      usesIb |= k == TransportKind::Ib;
       if (k != TransportKind::Tcp)
         continue;
       usesTcp = true;
@@ -218,6 +219,8 @@ Status Executor::init() {
                   tcpPeers_.end());
   if (usesTcp)
     MSCCLC_TRY(comm_.tcpNetwork(&tcp_));
+  if (usesIb)
+    MSCCLC_TRY(comm_.ibNetwork(&ib_));
   MSCCLC_TRY(checkDeviceFit());
 
   size_t nMem = rankPlan_.memoryChannels.size();
@@ -233,6 +236,9 @@ Status Executor::init() {
   if (tcp_)
     MSCCLC_TRY(tcp_->registerSemaphores(semaphores_, nSem, MemoryKind::Device,
                                         &semaphoreWindow_));
+  if (ib_)
+    MSCCLC_TRY(ibShare(semaphores_, &ibSemaphores_, &peerIbSemaphores_,
+                       "semaphores"));
   MSCCLC_CUDA_CHECK(
       cudaMalloc(&blockEpoch_, size_t(rankPlan_.blocks) * sizeof(mscclc_u32)));
   MSCCLC_TRY(startEpochs());
@@ -377,6 +383,7 @@ Executor::~Executor() {
       if (w)
         tcp_->unregister(w);
   }
+  ibRelease({ibSemaphores_, ibScratch_});
   comm_.release(peerScratch_);
   comm_.release(peerSemaphores_);
   for (cudaStream_t s : portStreams_)
@@ -416,6 +423,8 @@ void Executor::freeContexts(std::vector<std::unique_ptr<Context>> &contexts) {
   for (auto &c : contexts) {
     for (uint32_t w : c->windows)
       tcp_->unregister(w);
+    c->links.clear(); // before the registrations they write from
+    ibRelease(c->ibRegions);
     comm_.release(c->peerUser);
     if (c->tables)
       MSCCLC_CUDA_WARN(cudaFree(c->tables));
@@ -445,6 +454,8 @@ void Executor::freeGeneration(ScratchGeneration &g) {
   if (g.window)
     tcp_->unregister(g.window);
   g.window = 0;
+  ibRelease({g.ibRegion});
+  g.ibRegion = {};
   comm_.release(g.peerScratch);
   g.peerScratch.clear();
   if (g.scratch)
@@ -558,6 +569,9 @@ Status Executor::retireScratch() {
   old.peerScratch = std::move(peerScratch_);
   old.window = scratchWindow_;
   scratchWindow_ = 0;
+  old.ibRegion = ibScratch_;
+  ibScratch_ = {};
+  peerIbScratch_.clear();
   old.contexts = takeContexts(false);
   for (auto &c : takeContexts(true))
     old.contexts.push_back(std::move(c));
@@ -606,6 +620,8 @@ Status Executor::ensureScratch(uint64_t count) {
   if (tcp_)
     MSCCLC_TRY(tcp_->registerWindow(scratch_, bytes, MemoryKind::Device,
                                     &scratchWindow_));
+  if (ib_)
+    MSCCLC_TRY(ibShare(scratch_, &ibScratch_, &peerIbScratch_, "scratch buffers"));
   MSCCLC_TRY(comm_.exchange({scratch_}, &peerScratch_)
                  .context("exchanging scratch buffers"));
   MSCCLC_LOG(Debug, "rank {}: scratch of {} is {} bytes", comm_.rank(),
@@ -674,6 +690,12 @@ Status Executor::buildContext(const void *input, void *output, Context *ctx) {
   // bindMulticast checks again before any multicast call.
   size_t nSw = rankPlan_.switchChannels.size();
 
+  // Staged runs put from and into scratch, registered already. A rank
+  // whose registration fails still takes part in the exchanges below (the
+  // others would wait for it), then fails.
+  Status registered = Status::ok();
+  if (ib_ && !staged_)
+    registered = ibRegister({const_cast<void *>(input), output}, &ctx->ibRegions);
   if (needPeerUser_ && !staged_) {
     // Mappings of buffers the peers freed block new mappings of the same
     // memory: drop unused contexts (after our kernels are done with them).
@@ -699,7 +721,12 @@ Status Executor::buildContext(const void *input, void *output, Context *ctx) {
     MSCCLC_TRY(comm_.exchange({const_cast<void *>(input), output},
                               &ctx->peerUser, evict)
                    .context("exchanging user buffers"));
+    if (ib_)
+      MSCCLC_TRY(IbNetwork::exchange(comm_.bootstrap(), ctx->ibRegions,
+                                     &ctx->peerIbUser)
+                     .context("exchanging IB keys of user buffers"));
   }
+  MSCCLC_TRY(registered);
 
   auto peerUser = [&](int r, int which) -> PeerPointer {
     if (staged_) {
@@ -795,13 +822,15 @@ Status Executor::buildContext(const void *input, void *output, Context *ctx) {
       pc->planIndex = int(i);
       TransportKind kind;
       MSCCLC_TRY(comm_.transportBetween(comm_.rank(), c.peer, &kind));
-      if (kind == TransportKind::Tcp) {
+      if (kind != TransportKind::CopyEngine) {
         PeerPointer dst[3] = {peerUser(c.peer, 0), peerUser(c.peer, 1), {}};
         if (!peerScratch_.empty()) {
           dst[2] = peerScratch_[size_t(c.peer)][0];
           dst[2].extent = std::min(dst[2].extent, layout_.plan);
         }
-        MSCCLC_TRY(tcpLink(c, pc.get(), &signalCounters_[i], dst, ctx));
+        MSCCLC_TRY(kind == TransportKind::Tcp
+                       ? tcpLink(c, pc.get(), &signalCounters_[i], dst, ctx)
+                       : ibLink(c, pc.get(), &signalCounters_[i], dst, ctx));
       }
       uint32_t proxyId = uint32_t(size_t(ctx->index) * nPort + i);
       port[i].proxyId = proxyId;
@@ -871,6 +900,113 @@ Status Executor::tcpLink(const PlanChannel &c, ProxyChannel *pc,
   MSCCLC_TRY(tcp_->channel(c.peer, spec, &link));
   pc->transport = link.get();
   ctx->copiers.push_back(std::move(copier));
+  ctx->links.push_back(std::move(link));
+  return Status::ok();
+}
+
+Status Executor::ibRegister(const std::vector<void *> &local,
+                             std::vector<IbRegion> *out) {
+  out->assign(local.size(), IbRegion());
+  // A rank without IB peers has no device, but takes part in exchanges.
+  if (!ib_->device())
+    return Status::ok();
+  const DriverApi *api = nullptr;
+  MSCCLC_TRY(driverApi(&api));
+  for (size_t i = 0; i < local.size(); ++i) {
+    CUdeviceptr base = 0;
+    size_t size = 0;
+    if (!local[i] || api->memGetAddressRange(&base, &size, toDevicePtr(local[i])) !=
+                         CUDA_SUCCESS)
+      continue;
+    IbRegion whole;
+    MSCCLC_TRY(ib_->acquire(reinterpret_cast<void *>(base), size,
+                            allocationId(local[i]), cudaDmaBufExporter(), &whole));
+    (*out)[i] = sliceRegion(whole, reinterpret_cast<uint64_t>(local[i]) -
+                                       uint64_t(base));
+  }
+  return Status::ok();
+}
+
+Status Executor::ibShare(void *local, IbRegion *mine, std::vector<IbRemote> *peers,
+                         const char *what) {
+  std::vector<IbRegion> regions;
+  Status registered = ibRegister({local}, &regions);
+  *mine = regions.empty() ? IbRegion() : regions[0];
+  // Even after a failed registration: the others wait for this rank.
+  std::vector<std::vector<IbRemote>> all;
+  MSCCLC_TRY(IbNetwork::exchange(comm_.bootstrap(), {*mine}, &all)
+                 .context(fmt::format("exchanging IB keys of {}", what)));
+  MSCCLC_TRY(registered);
+  peers->clear();
+  for (const auto &r : all)
+    peers->push_back(r[0]);
+  return Status::ok();
+}
+
+void Executor::ibRelease(const std::vector<IbRegion> &regions) {
+  if (ib_)
+    for (const IbRegion &r : regions)
+      ib_->release(r);
+}
+
+namespace {
+/// Whether [address, address + bytes) lies inside [base, base + extent).
+bool covers(uint64_t base, uint64_t extent, uint64_t address, uint64_t bytes) {
+  return extent && address >= base && address - base <= extent &&
+         bytes <= extent - (address - base);
+}
+} // namespace
+
+IbRegion Executor::ibLocal(const void *address, uint64_t bytes,
+                           const Context &ctx) const {
+  const uint64_t a = reinterpret_cast<uint64_t>(address);
+  std::vector<IbRegion> candidates = ctx.ibRegions;
+  candidates.push_back(ibScratch_);
+  for (const IbRegion &r : candidates)
+    if (address && covers(r.address, r.bytes, a, bytes))
+      return sliceRegion(r, a - r.address, bytes);
+  return {};
+}
+
+IbRemote Executor::ibPeer(int peer, uint64_t address, uint64_t bytes,
+                          const Context &ctx) const {
+  std::vector<IbRemote> candidates;
+  if (!ctx.peerIbUser.empty())
+    candidates = ctx.peerIbUser[size_t(peer)];
+  if (!peerIbScratch_.empty())
+    candidates.push_back(peerIbScratch_[size_t(peer)]);
+  for (const IbRemote &r : candidates)
+    if (address && covers(r.address, r.bytes, address, bytes))
+      return sliceRemote(r, address - r.address, bytes);
+  return {};
+}
+
+Status Executor::ibLink(const PlanChannel &c, ProxyChannel *pc,
+                        uint64_t *counter, const PeerPointer dst[3],
+                        Context *ctx) {
+  IbConnection *connection = ib_ ? ib_->connection(c.peer) : nullptr;
+  if (!connection)
+    return internalError(fmt::format(
+        "program {}: port channel {} goes over IB verbs, but rank {} has no "
+        "connection to rank {}",
+        plan_.name, c.name, comm_.rank(), c.peer));
+  IbChannelSpec spec;
+  for (int b = 0; b < 3; ++b) {
+    spec.src[b] = ibLocal(pc->src[b], pc->srcExtent[b], *ctx);
+    spec.dst[b] = ibPeer(c.peer, dst[b].remote, dst[b].extent, *ctx);
+  }
+  if (c.peerIndex >= 0) {
+    // The peer's port semaphores follow its memory ones.
+    size_t slot = size_t(c.peerIndex) +
+                  plan_.rankPlans[size_t(c.peer)].memoryChannels.size();
+    spec.semaphore = sliceRemote(peerIbSemaphores_[size_t(c.peer)],
+                                 slot * sizeof(uint64_t), sizeof(uint64_t));
+  }
+  spec.counter = counter;
+  spec.planIndex = pc->planIndex;
+  std::unique_ptr<Transport> link;
+  MSCCLC_TRY(makeIbChannel(connection, spec, &link));
+  pc->transport = link.get();
   ctx->links.push_back(std::move(link));
   return Status::ok();
 }
@@ -1098,6 +1234,10 @@ Status Executor::reset() {
   if (tcp_ && !tcpPeers_.empty())
     MSCCLC_TRY(tcp_->drain(tcpPeers_).context("draining tcp frames before "
                                               "the reset"));
+  // Writes the proxy posted before its FIFO was removed land now (a
+  // completion means the peer's memory has the data).
+  if (ib_)
+    MSCCLC_TRY(ib_->quiesce().context("waiting for IB writes before the reset"));
   // Nobody may signal into our semaphores once we zeroed them.
   MSCCLC_TRY(comm_.bootstrap().barrier());
   size_t nSem = rankPlan_.memoryChannels.size() + rankPlan_.portChannels.size();

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <random>
 #include <unistd.h>
 
@@ -118,6 +119,8 @@ struct IbConnection::Impl {
   uint64_t lastSignaled = 0; ///< the last write that asks for a completion
   IbRemote lastTarget;       ///< where the last write went
   Status error;
+  /// The proxy posts while a reset quiesces from the caller's thread.
+  mutable std::mutex mutex;
 
   ~Impl() {
     if (qp)
@@ -303,8 +306,9 @@ Status IbDevice::registerDevice(void *base, uint64_t bytes,
       return Status(Code::Unsupported,
                     fmt::format("{}: GPU memory at {} ({} bytes) registers "
                                 "neither as a dma-buf ({}) nor through "
-                                "nvidia-peermem (ibv_reg_mr: {}): stage it "
-                                "through pinned host memory",
+                                "nvidia-peermem (ibv_reg_mr: {}); "
+                                "MSCCLC_TRANSPORT=tcp stages it through "
+                                "pinned host memory",
                                 d.who, base,
                                 static_cast<unsigned long long>(bytes),
                                 dmaBufWhy, strerror(regError)));
@@ -369,6 +373,7 @@ const IbEndpoint &IbConnection::local() const { return impl_->local; }
 
 Status IbConnection::connect(const IbEndpoint &remote) {
   Impl &c = *impl_;
+  std::lock_guard<std::mutex> lock(c.mutex);
   MSCCLC_TRY(c.error);
   if (remote.ethernet != c.local.ethernet)
     return c.fail(fmt::format("rank {}'s port is {} and ours {}", c.peer,
@@ -415,6 +420,7 @@ Status IbConnection::write(const IbRegion &src, uint64_t srcOffset,
                            const IbRemote &dst, uint64_t dstOffset,
                            uint64_t bytes, uint64_t *seq) {
   Impl &c = *impl_;
+  std::lock_guard<std::mutex> lock(c.mutex);
   if (!inside(srcOffset, bytes, src.bytes) || !inside(dstOffset, bytes, dst.bytes))
     return invalidArgument(fmt::format(
         "{}: a write of {} bytes from offset {} of a {}-byte region to "
@@ -441,6 +447,7 @@ Status IbConnection::write(const IbRegion &src, uint64_t srcOffset,
 Status IbConnection::writeInline(const void *data, uint32_t bytes,
                                  const IbRemote &dst, uint64_t *seq) {
   Impl &c = *impl_;
+  std::lock_guard<std::mutex> lock(c.mutex);
   if (bytes > 8 || bytes > dst.bytes)
     return invalidArgument(fmt::format(
         "{}: an inline write of {} bytes into a {}-byte region", c.who, bytes,
@@ -451,10 +458,14 @@ Status IbConnection::writeInline(const void *data, uint32_t bytes,
   return c.post(&sge, IBV_SEND_INLINE, dst, 0, false, seq);
 }
 
-uint64_t IbConnection::lastQueued() const { return impl_->queued; }
+uint64_t IbConnection::lastQueued() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->queued;
+}
 
 Status IbConnection::wait(uint64_t seq) {
   Impl &c = *impl_;
+  std::lock_guard<std::mutex> lock(c.mutex);
   MSCCLC_TRY(c.error);
   if (seq <= c.completed)
     return Status::ok();
@@ -471,7 +482,10 @@ Status IbConnection::wait(uint64_t seq) {
   return c.waitFor(seq);
 }
 
-Status IbConnection::error() const { return impl_->error; }
+Status IbConnection::error() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->error;
+}
 int IbConnection::peer() const { return impl_->peer; }
 
 #else // !MSCCLC_HAVE_IBVERBS
@@ -650,6 +664,131 @@ std::vector<int> IbNetwork::peers() const {
   for (const auto &entry : connections_)
     out.push_back(entry.first);
   return out;
+}
+
+IbNetwork::~IbNetwork() {
+  // Executors give their registrations back before the network goes.
+  for (auto &entry : byAllocation_)
+    device_->deregister(entry.second.region);
+}
+
+Status IbNetwork::acquire(void *base, uint64_t bytes, uint64_t id,
+                          const DmaBufExporter &exportDmaBuf, IbRegion *out) {
+  if (!device_)
+    return invalidArgument("registering memory on an IB network without peers");
+  std::lock_guard<std::mutex> lock(registryMutex_);
+  const auto key = std::make_pair(reinterpret_cast<uint64_t>(base), id);
+  auto it = byAllocation_.find(key);
+  if (it != byAllocation_.end() && it->second.region.bytes != bytes)
+    return internalError(fmt::format(
+        "GPU allocation {} at {} is registered with {} bytes and asked for "
+        "with {}",
+        static_cast<unsigned long long>(id), base,
+        static_cast<unsigned long long>(it->second.region.bytes),
+        static_cast<unsigned long long>(bytes)));
+  if (it == byAllocation_.end()) {
+    Registration r;
+    std::string how;
+    MSCCLC_TRY(device_->registerDevice(base, bytes, exportDmaBuf, &r.region, &how));
+    it = byAllocation_.emplace(key, r).first;
+  }
+  ++it->second.refs;
+  *out = it->second.region;
+  return Status::ok();
+}
+
+void IbNetwork::release(const IbRegion &region) {
+  if (!region.handle)
+    return;
+  std::lock_guard<std::mutex> lock(registryMutex_);
+  for (auto it = byAllocation_.begin(); it != byAllocation_.end(); ++it) {
+    if (it->second.region.handle != region.handle)
+      continue;
+    if (--it->second.refs == 0) {
+      device_->deregister(it->second.region);
+      byAllocation_.erase(it);
+    }
+    return;
+  }
+}
+
+size_t IbNetwork::registrations() const {
+  std::lock_guard<std::mutex> lock(registryMutex_);
+  return byAllocation_.size();
+}
+
+Status IbNetwork::exchange(Bootstrap &bootstrap, const std::vector<IbRegion> &mine,
+                           std::vector<std::vector<IbRemote>> *out) {
+  const size_t n = size_t(bootstrap.nranks()), k = mine.size();
+  // The wire format: fixed size, no pointers of this process.
+  struct Entry {
+    uint64_t address, bytes;
+    uint32_t rkey, reserved;
+  };
+  static_assert(sizeof(Entry) == 24, "a wire format");
+  std::vector<Entry> table(n * k);
+  for (size_t i = 0; i < k; ++i)
+    table[size_t(bootstrap.rank()) * k + i] = {mine[i].address, mine[i].bytes,
+                                               mine[i].rkey, 0};
+  if (k > 0)
+    MSCCLC_TRY(bootstrap.allGather(table.data(), k * sizeof(Entry)));
+  out->assign(n, std::vector<IbRemote>(k));
+  for (size_t r = 0; r < n; ++r)
+    for (size_t i = 0; i < k; ++i) {
+      const Entry &e = table[r * k + i];
+      (*out)[r][i] = {e.address, e.bytes, e.rkey};
+    }
+  return Status::ok();
+}
+
+Status IbNetwork::quiesce() {
+  for (auto &[peer, c] : connections_) {
+    const uint64_t last = c->lastQueued();
+    MSCCLC_TRY(last ? c->wait(last) : c->error());
+  }
+  return Status::ok();
+}
+
+IbRegion sliceRegion(const IbRegion &region, uint64_t offset, uint64_t bytes) {
+  IbRegion r = region;
+  offset = std::min(offset, region.bytes);
+  r.address += offset;
+  r.bytes = std::min(bytes, region.bytes - offset);
+  return r;
+}
+
+IbRemote sliceRemote(const IbRemote &remote, uint64_t offset, uint64_t bytes) {
+  IbRemote r = remote;
+  offset = std::min(offset, remote.bytes);
+  r.address += offset;
+  r.bytes = std::min(bytes, remote.bytes - offset);
+  return r;
+}
+
+IbReadiness findIbReadiness(const IbProbe &probe, const IbOptions &options,
+                            void *memory, uint64_t bytes,
+                            const DmaBufExporter &exportDmaBuf) {
+  IbReadiness r;
+  if (probe.ports.empty()) {
+    r.detail = probe.why;
+    return r;
+  }
+  const IbPort &port = probe.ports.front();
+  std::unique_ptr<IbDevice> device;
+  Status s = IbDevice::open(port, options, &device);
+  IbRegion region;
+  std::string how;
+  if (s.isOk())
+    s = device->registerDevice(memory, bytes, exportDmaBuf, &region, &how);
+  if (!s.isOk()) {
+    r.detail = s.message();
+    return r;
+  }
+  device->deregister(region);
+  r.ready = true;
+  r.port = port;
+  r.detail = fmt::format("{}, GPU memory through {}", describePorts({port}), how);
+  return r;
 }
 
 } // namespace mscclc::rt

@@ -1,12 +1,10 @@
 //===- Transport.cpp - Choosing a port channel's transport ----------------===//
 
 #include "mscclc/runtime/Transport.h"
-#include "mscclc/runtime/IbVerbs.h"
 #include "mscclc/runtime/Log.h"
 
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 
 namespace mscclc::rt {
 
@@ -22,50 +20,47 @@ const char *transportName(TransportKind kind) {
   return "?";
 }
 
-std::string ibUnusedReason(const IbProbe &probe) {
-  if (probe.ports.empty())
-    return probe.why;
-  return fmt::format("found {}, but this mscclc's IB verbs data path "
-                     "(IbConnection.h) is not wired into port channels yet",
-                     describePorts(probe.ports));
-}
-
 namespace {
-/// The probe's finding, once per process (devices do not come and go).
-const std::string &ibReason() {
-  static const std::string reason = ibUnusedReason(probeIbDevices());
-  return reason;
+/// MSCCLC_TRANSPORT, "auto" when unset or empty.
+const char *transportVariable() {
+  const char *env = getenv("MSCCLC_TRANSPORT");
+  return env && *env ? env : "auto";
 }
 } // namespace
 
-Status chooseTransport(bool peerOnSameNode, TransportKind *out) {
-  const char *env = getenv("MSCCLC_TRANSPORT");
-  if (!env || !*env || strcmp(env, "auto") == 0) {
-    *out = peerOnSameNode ? TransportKind::CopyEngine : TransportKind::Tcp;
-    if (!peerOnSameNode) {
-      // Said once: the choice is made per peer.
-      static std::once_flag said;
-      std::call_once(said, [] {
-        MSCCLC_LOG(Info, "port channels between nodes: tcp (IB verbs: {})",
-                   ibReason());
-      });
-    }
-    return Status::ok();
-  }
-  if (strcmp(env, "tcp") == 0) {
-    *out = TransportKind::Tcp;
-    return Status::ok();
-  }
-  if (strcmp(env, "ib") == 0) {
-    static std::once_flag said;
-    std::call_once(said, [] {
-      MSCCLC_LOG(Warn, "MSCCLC_TRANSPORT=ib: {}; using tcp", ibReason());
-    });
-    *out = TransportKind::Tcp;
-    return Status::ok();
-  }
+Status checkTransportVariable() {
+  const char *env = transportVariable();
+  for (const char *choice : {"auto", "tcp", "ib"})
+    if (strcmp(env, choice) == 0)
+      return Status::ok();
   return invalidArgument(
       fmt::format("MSCCLC_TRANSPORT='{}': expected auto, tcp or ib", env));
 }
+
+Status chooseTransport(bool peerOnSameNode, bool ibAtBothEnds,
+                       TransportKind *out) {
+  MSCCLC_TRY(checkTransportVariable());
+  const char *env = transportVariable();
+  if (strcmp(env, "tcp") == 0) {
+    *out = TransportKind::Tcp;
+  } else if (strcmp(env, "ib") == 0) {
+    if (!ibAtBothEnds)
+      return unsupported("MSCCLC_TRANSPORT=ib, but an end of this port "
+                         "channel has no IB verbs");
+    *out = TransportKind::Ib;
+  } else if (peerOnSameNode) {
+    *out = TransportKind::CopyEngine;
+  } else {
+    *out = ibAtBothEnds ? TransportKind::Ib : TransportKind::Tcp;
+  }
+  return Status::ok();
+}
+
+bool transportMayUseIb(bool severalNodes) {
+  const char *env = transportVariable();
+  return strcmp(env, "ib") == 0 || (severalNodes && strcmp(env, "auto") == 0);
+}
+
+bool transportRequiresIb() { return strcmp(transportVariable(), "ib") == 0; }
 
 } // namespace mscclc::rt

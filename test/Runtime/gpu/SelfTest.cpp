@@ -598,7 +598,9 @@ int runWithLoneLauncher(int n, Kernel kernel,
 /// (a peer's semaphore) and port channels (the proxy, whose FIFO the
 /// timed-out kernel leaves behind).
 int runTimeout(int n) {
-  setenv("MSCCLC_TIMEOUT_MS", "300", 1); // read once, before any launch
+  // Read once, before any launch; a longer one from the environment stays
+  // (the tcp transport's first round trip after a reset may need it).
+  setenv("MSCCLC_TIMEOUT_MS", "300", 0);
   int total = 0;
   for (Kernel kernel : {Kernel::Hb, Kernel::Port}) {
     const char *channel = kernel == Kernel::Hb ? "memory channel" : "port channel";

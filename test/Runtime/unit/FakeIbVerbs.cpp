@@ -8,8 +8,7 @@
 // this process made: a queue pair must go RESET -> INIT -> RTR -> RTS with
 // the attributes a reliable connection needs; an RDMA write checks its
 // local key and range and the remote key, range and access (keys work in
-// their protection domain only), lands with
-// memcpy at once, and completes if signaled; a failed write puts the queue
+// their protection domain only), lands at once, and completes if signaled; a failed write puts the queue
 // pair in the error state (later writes flush with an error). A send queue
 // holds max_send_wr writes until a signaled completion is polled.
 // fake_ibverbs_stall(1) makes ibv_poll_cq find nothing (a peer that does
@@ -18,12 +17,17 @@
 // for GPU memory). ibv_reg_dmabuf_mr takes any open descriptor and
 // registers the range at `iova`, the address writes use.
 //
+// In a process with the CUDA runtime (runtime-gpu-collectives at virtual
+// nodes), writes copy with cudaMemcpyAsync on a non-blocking stream of the
+// writing thread, so they reach GPU memory; elsewhere with memcpy.
+//
 //===----------------------------------------------------------------------===//
 
 #include <infiniband/verbs.h>
 
 #include <cerrno>
 #include <cstdlib>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <cstring>
 #include <deque>
@@ -32,6 +36,32 @@
 #include <vector>
 
 namespace {
+
+/// Copies a write's bytes: with the CUDA runtime where the process has it.
+bool copyBytes(void *dst, const void *src, size_t n) {
+  using CopyAsync = int (*)(void *, const void *, size_t, int, void *);
+  using CreateStream = int (*)(void **, unsigned);
+  using SyncStream = int (*)(void *);
+  static const auto copy =
+      reinterpret_cast<CopyAsync>(dlsym(RTLD_DEFAULT, "cudaMemcpyAsync"));
+  static const auto create =
+      reinterpret_cast<CreateStream>(dlsym(RTLD_DEFAULT, "cudaStreamCreateWithFlags"));
+  static const auto sync =
+      reinterpret_cast<SyncStream>(dlsym(RTLD_DEFAULT, "cudaStreamSynchronize"));
+  if (!copy || !create || !sync) {
+    memcpy(dst, src, n);
+    return true;
+  }
+  // Not the legacy stream: a copy there would wait for kernels that wait
+  // for this very write.
+  thread_local void *stream = nullptr;
+  constexpr int kMemcpyDefault = 4;
+  constexpr unsigned kStreamNonBlocking = 1;
+  if (!stream && create(&stream, kStreamNonBlocking) != 0)
+    return false;
+  return copy(dst, src, n, kMemcpyDefault, stream) == 0 && sync(stream) == 0;
+}
+
 ibv_device devices[2];
 ibv_device *list[3] = {&devices[0], &devices[1], nullptr};
 ibv_context contexts[2];
@@ -343,9 +373,11 @@ int fakePostSend(ibv_qp *qp, ibv_send_wr *wr, ibv_send_wr **bad) {
                                IBV_ACCESS_REMOTE_WRITE))
       status = IBV_WC_REM_ACCESS_ERR;
     if (status == IBV_WC_SUCCESS && length) {
-      memcpy(reinterpret_cast<void *>(wr->wr.rdma.remote_addr),
-             reinterpret_cast<const void *>(wr->sg_list[0].addr), length);
-      ++writes;
+      if (copyBytes(reinterpret_cast<void *>(wr->wr.rdma.remote_addr),
+                    reinterpret_cast<const void *>(wr->sg_list[0].addr), length))
+        ++writes;
+      else
+        status = IBV_WC_LOC_PROT_ERR;
     }
     if (status != IBV_WC_SUCCESS) {
       q->errored = true;

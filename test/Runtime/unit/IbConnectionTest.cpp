@@ -7,10 +7,13 @@
 // after their data, flushes, a send queue that never overflows, and the
 // errors: a bad remote key, a put outside the regions, a peer that never
 // completes, InfiniBand against RoCE, bad environment values; GPU memory
-// registered as a dma-buf, else through nvidia-peermem, else refused. And
+// registered as a dma-buf, else through nvidia-peermem, else refused; a
+// rank's readiness (a port that registers GPU memory). And
 // IbNetwork: 3 ranks as threads over a real bootstrap connect every pair
 // and move data around a ring; a rank that cannot open its port fails,
-// and the others say which rank it was instead of waiting.
+// and the others say which rank it was instead of waiting; registrations
+// are shared per allocation, their keys exchanged, and a quiesce waits for
+// every write (or names the connection whose writes never complete).
 //
 //===----------------------------------------------------------------------===//
 
@@ -503,7 +506,121 @@ TEST_F(IbConnectionTest, GpuMemoryFallsBackToPeermemThenRefuses) {
   EXPECT_NE(s.message().find("nvidia-peermem (ibv_reg_mr: Bad address)"),
             std::string::npos)
       << s.message();
-  EXPECT_NE(s.message().find("stage it through pinned host memory"),
+  EXPECT_NE(s.message().find("MSCCLC_TRANSPORT=tcp stages it through pinned host memory"),
             std::string::npos)
       << s.message();
+}
+
+TEST_F(IbConnectionTest, ReadinessNeedsAPortThatRegistersGpuMemory) {
+  IbOptions options;
+  std::vector<char> memory(1 << 16); // stands in for GPU memory
+  IbProbe probe = probeIbDevices();
+  ASSERT_FALSE(probe.ports.empty()) << probe.why;
+  IbReadiness r =
+      findIbReadiness(probe, options, memory.data(), memory.size(), nullptr);
+  EXPECT_TRUE(r.ready) << r.detail;
+  EXPECT_EQ(r.port.device, "mlx5_0");
+  EXPECT_EQ(r.detail, "mlx5_0:1 (InfiniBand), GPU memory through nvidia-peermem");
+  // A port that cannot reach GPU memory is not ready, and says why.
+  controls.refuseRegMr(1);
+  r = findIbReadiness(probe, options, memory.data(), memory.size(), nullptr);
+  EXPECT_FALSE(r.ready);
+  EXPECT_NE(r.detail.find("registers neither as a dma-buf"), std::string::npos)
+      << r.detail;
+  // No port: the probe's reason.
+  IbProbe none;
+  none.why = "no RDMA device (ibv_get_device_list found none)";
+  r = findIbReadiness(none, options, memory.data(), memory.size(), nullptr);
+  EXPECT_FALSE(r.ready);
+  EXPECT_EQ(r.detail, none.why);
+}
+
+TEST_F(IbConnectionTest, NetworksShareRegistrationsAndExchangeKeys) {
+  UniqueId id;
+  ASSERT_TRUE(createUniqueId(&id).isOk());
+  IbOptions options;
+  options.timeoutSeconds = 0.2;
+  std::vector<std::vector<char>> buffers(2, std::vector<char>(8192, 0));
+  std::iota(buffers[0].begin(), buffers[0].end(), char(3));
+  test::expectAllOk(test::onRankThreads(id, 2, [&](Bootstrap &b) -> Status {
+    const int r = b.rank();
+    std::unique_ptr<IbNetwork> net;
+    MSCCLC_TRY(IbNetwork::connect(b, {1 - r}, {"mlx5_0", 1, false}, options, &net));
+    char *mine = buffers[size_t(r)].data();
+    // One registration per allocation, however often it is asked for.
+    IbRegion first, again, other;
+    MSCCLC_TRY(net->acquire(mine, 8192, 7, nullptr, &first));
+    MSCCLC_TRY(net->acquire(mine, 8192, 7, nullptr, &again));
+    if (net->registrations() != 1 || again.handle != first.handle)
+      return internalError("the same allocation registered twice");
+    // Memory freed and allocated again at the same address is new.
+    MSCCLC_TRY(net->acquire(mine, 8192, 8, nullptr, &other));
+    if (net->registrations() != 2)
+      return internalError("a new allocation shares an old registration");
+    IbRegion wrong;
+    if (net->acquire(mine, 4096, 7, nullptr, &wrong).isOk())
+      return internalError("an allocation asked for with another size");
+    net->release(other);
+    net->release(sliceRegion(again, 100)); // a slice names its registration
+    if (net->registrations() != 1)
+      return internalError("a release did not drop its registration");
+
+    // The peer learns the key; rank 0 writes bytes 100.. of its buffer
+    // into rank 1's at offset 50.
+    std::vector<std::vector<IbRemote>> all;
+    MSCCLC_TRY(IbNetwork::exchange(b, {sliceRegion(first, 0)}, &all));
+    if (all.size() != 2 || all[size_t(1 - r)][0].bytes != 8192)
+      return internalError("the exchange lost a region");
+    if (r == 0) {
+      IbChannelSpec spec;
+      spec.src[0] = sliceRegion(first, 100);
+      spec.dst[1] = sliceRemote(all[1][0], 50);
+      std::unique_ptr<Transport> channel;
+      MSCCLC_TRY(makeIbChannel(net->connection(1), spec, &channel));
+      MSCCLC_TRY(channel->put(0, 0, 1, 0, 1000));
+      MSCCLC_TRY(net->quiesce());
+    }
+    MSCCLC_TRY(b.barrier());
+    net->release(first);
+    if (net->registrations() != 0)
+      return internalError("the last release kept the registration");
+    return Status::ok();
+  }));
+  EXPECT_EQ(0, memcmp(buffers[1].data() + 50, buffers[0].data() + 100, 1000));
+  EXPECT_EQ(buffers[1][49], 0);
+  EXPECT_EQ(buffers[1][1050], 0);
+}
+
+TEST_F(IbConnectionTest, QuiesceReportsWritesThatNeverComplete) {
+  IbOptions options;
+  options.timeoutSeconds = 0.2;
+  UniqueId id;
+  ASSERT_TRUE(createUniqueId(&id).isOk());
+  std::vector<Status> statuses = test::onRankThreads(id, 2, [&](Bootstrap &b) -> Status {
+    const int r = b.rank();
+    std::unique_ptr<IbNetwork> net;
+    MSCCLC_TRY(IbNetwork::connect(b, {1 - r}, {"mlx5_0", 1, false}, options, &net));
+    std::vector<char> buffer(64, char(r));
+    IbRegion region;
+    MSCCLC_TRY(net->acquire(buffer.data(), 64, 1, nullptr, &region));
+    std::vector<std::vector<IbRemote>> all;
+    MSCCLC_TRY(IbNetwork::exchange(b, {region}, &all));
+    Status s = Status::ok();
+    if (r == 0) {
+      controls.stall(1); // the peer never acknowledges
+      uint64_t seq = 0;
+      MSCCLC_TRY(net->connection(1)->write(region, 0, all[1][0], 0, 64, &seq));
+      s = net->quiesce();
+      controls.stall(0);
+    }
+    MSCCLC_TRY(b.barrier());
+    net->release(region);
+    return s;
+  });
+  ASSERT_EQ(statuses.size(), 2u);
+  EXPECT_TRUE(statuses[1].isOk()) << statuses[1].message();
+  EXPECT_NE(statuses[0].message().find("IB connection to rank 1"), std::string::npos)
+      << statuses[0].message();
+  EXPECT_NE(statuses[0].message().find("no completion within"), std::string::npos)
+      << statuses[0].message();
 }

@@ -2,11 +2,12 @@
 //
 // NCCL_IB_HCA-style filters; the probe without libibverbs, with a library
 // that is not libibverbs, and (where the build has rdma-core's headers)
-// with a fake libibverbs holding two HCAs; and the transport choice, which
-// stays TCP between nodes with the reason logged.
+// with a fake libibverbs holding two HCAs; and a host without rdma-core,
+// which is not ready for IB verbs, so port channels between nodes use TCP.
 //
 //===----------------------------------------------------------------------===//
 
+#include "mscclc/runtime/IbConnection.h"
 #include "mscclc/runtime/IbVerbs.h"
 #include "mscclc/runtime/Transport.h"
 
@@ -120,23 +121,17 @@ TEST_F(IbVerbsTest, FindsActivePortsAndHonoursTheFilter) {
 }
 #endif
 
-TEST_F(IbVerbsTest, PortChannelsBetweenNodesStayOnTcp) {
-  // No device: the reason is the probe's. A device: the data path is
-  // missing, and the reason names the ports it would use.
-  IbProbe none;
-  none.why = "no RDMA device (ibv_get_device_list found none)";
-  EXPECT_EQ(ibUnusedReason(none), none.why);
-  IbProbe some;
-  some.ports.push_back({"mlx5_0", 1, false});
-  EXPECT_NE(ibUnusedReason(some).find("found mlx5_0:1 (InfiniBand)"),
-            std::string::npos);
-  EXPECT_NE(ibUnusedReason(some).find("not wired into port channels"), std::string::npos);
+TEST_F(IbVerbsTest, AHostWithoutRdmaCoreIsNotReadyAndUsesTcp) {
   setenv("MSCCLC_IBVERBS_LIBRARY", "/nonexistent/libibverbs.so.1", 1);
-  for (const char *mode : {"", "auto", "ib"}) {
-    setenv("MSCCLC_TRANSPORT", mode, 1);
-    TransportKind k = TransportKind::CopyEngine;
-    ASSERT_TRUE(chooseTransport(false, &k).isOk()) << mode;
-    EXPECT_EQ(k, TransportKind::Tcp) << mode;
-  }
-  unsetenv("MSCCLC_TRANSPORT");
+  IbProbe probe = probeIbDevices();
+  EXPECT_TRUE(probe.ports.empty());
+  char memory[64];
+  IbReadiness r = findIbReadiness(probe, IbOptions(), memory, sizeof(memory), nullptr);
+  EXPECT_FALSE(r.ready);
+  EXPECT_EQ(r.detail, probe.why);
+  EXPECT_NE(r.detail.find("/nonexistent/libibverbs.so.1"), std::string::npos)
+      << r.detail;
+  TransportKind k = TransportKind::CopyEngine;
+  ASSERT_TRUE(chooseTransport(false, r.ready, &k).isOk());
+  EXPECT_EQ(k, TransportKind::Tcp);
 }

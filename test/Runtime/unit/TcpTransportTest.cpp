@@ -614,20 +614,34 @@ TEST(TcpWire, FrameChecks) {
 TEST(TransportChoice, EnvironmentVariable) {
   TransportKind k;
   unsetenv("MSCCLC_TRANSPORT");
-  ASSERT_TRUE(chooseTransport(true, &k).isOk());
+  ASSERT_TRUE(chooseTransport(true, true, &k).isOk());
   EXPECT_EQ(k, TransportKind::CopyEngine);
-  ASSERT_TRUE(chooseTransport(false, &k).isOk());
-  EXPECT_EQ(k, TransportKind::Tcp);
+  ASSERT_TRUE(chooseTransport(false, false, &k).isOk());
+  EXPECT_EQ(k, TransportKind::Tcp); // a host without RDMA devices
+  ASSERT_TRUE(chooseTransport(false, true, &k).isOk());
+  EXPECT_EQ(k, TransportKind::Ib);
+  EXPECT_FALSE(transportMayUseIb(false));
+  EXPECT_TRUE(transportMayUseIb(true));
   setenv("MSCCLC_TRANSPORT", "tcp", 1);
-  ASSERT_TRUE(chooseTransport(true, &k).isOk());
+  ASSERT_TRUE(chooseTransport(true, true, &k).isOk());
   EXPECT_EQ(k, TransportKind::Tcp);
-  setenv("MSCCLC_TRANSPORT", "ib", 1); // not wired in yet: TCP, logged
-  ASSERT_TRUE(chooseTransport(true, &k).isOk());
+  ASSERT_TRUE(chooseTransport(false, true, &k).isOk());
   EXPECT_EQ(k, TransportKind::Tcp);
+  EXPECT_FALSE(transportMayUseIb(true));
+  setenv("MSCCLC_TRANSPORT", "ib", 1); // even inside a node; or refused
+  ASSERT_TRUE(chooseTransport(true, true, &k).isOk());
+  EXPECT_EQ(k, TransportKind::Ib);
+  Status refused = chooseTransport(false, false, &k);
+  EXPECT_EQ(refused.code(), Code::Unsupported);
+  EXPECT_NE(refused.message().find("no IB verbs"), std::string::npos);
+  EXPECT_TRUE(transportMayUseIb(false));
+  EXPECT_TRUE(transportRequiresIb());
+  EXPECT_TRUE(checkTransportVariable().isOk());
   setenv("MSCCLC_TRANSPORT", "carrier-pigeon", 1);
-  Status s = chooseTransport(true, &k);
+  Status s = chooseTransport(true, false, &k);
   EXPECT_FALSE(s.isOk());
   EXPECT_NE(s.message().find("MSCCLC_TRANSPORT"), std::string::npos);
+  EXPECT_FALSE(checkTransportVariable().isOk());
   unsetenv("MSCCLC_TRANSPORT");
 }
 

@@ -20,6 +20,7 @@
 
 #include "mscclc/runtime/Bootstrap.h"
 #include "mscclc/runtime/Cuda.h"
+#include "mscclc/runtime/IbVerbs.h"
 #include "mscclc/runtime/Transport.h"
 
 #include <functional>
@@ -33,6 +34,7 @@ namespace mscclc::rt {
 
 class Executor;
 class Proxy;
+class IbNetwork;
 class TcpNetwork;
 
 struct PeerInfo {
@@ -87,7 +89,8 @@ public:
   bool sameNode(int r) const { return node(r) == node(rank_); }
   const std::vector<int> &nodes() const { return nodeOf_; }
   /// How a port channel between ranks a and b travels (chooseTransport,
-  /// from whether they share a node; the same answer on every rank).
+  /// from whether they share a node and both are ready for IB verbs; the
+  /// same answer on every rank).
   Status transportBetween(int a, int b, TransportKind *out) const;
   /// Whether rank r runs on this rank's GPU (several ranks may share one).
   bool sameGpu(int r) const;
@@ -119,6 +122,8 @@ public:
   /// transportBetween() sends over TCP, with GPU memory staged through
   /// pinned host memory. Later calls return the same network.
   Status tcpNetwork(TcpNetwork **out);
+  /// The same for the ranks transportBetween() sends over IB verbs.
+  Status ibNetwork(IbNetwork **out);
 
   /// Ends every wait of this rank's kernels, running or future (they record
   /// "aborted"); the communicator then refuses new launches. Local: each
@@ -146,6 +151,10 @@ private:
   Status init(const UniqueId &id, int rank, int nranks, int device);
   uint64_t worldId_ = 0; ///< hash of the unique id
   Status enablePeerAccess(int peerDevice);
+  /// Collective (init): whether each rank can serve port channels over IB
+  /// verbs (findIbReadiness), where MSCCLC_TRANSPORT and the nodes may
+  /// want it.
+  Status learnIbReadiness();
 
   int rank_ = 0;
   int nranks_ = 0;
@@ -153,6 +162,8 @@ private:
   std::unique_ptr<Bootstrap> bootstrap_;
   std::vector<PeerInfo> peers_;
   std::vector<int> nodeOf_;
+  std::vector<uint8_t> ibReady_; ///< per rank: IB verbs can serve it
+  IbPort ibPort_;                ///< this rank's, when it is ready
 
   struct Mapping {
     void *base = nullptr;    ///< local address of the opened allocation
@@ -177,6 +188,8 @@ private:
   /// Destroyed before the proxy: its connections end first.
   std::mutex tcpMutex_;
   std::unique_ptr<TcpNetwork> tcp_;
+  std::mutex ibMutex_;
+  std::unique_ptr<IbNetwork> ib_;
 
   volatile uint32_t *abortHost_ = nullptr;
   const volatile uint32_t *abortDevice_ = nullptr;

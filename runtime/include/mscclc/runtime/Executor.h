@@ -40,6 +40,7 @@
 #include "mscclc/runtime/Multicast.h"
 #include "mscclc/runtime/Program.h"
 #include "mscclc/runtime/Proxy.h"
+#include "mscclc/runtime/IbConnection.h"
 #include "mscclc/runtime/TcpTransport.h"
 
 #include "mscclc/device/KernelArgs.h"
@@ -116,13 +117,19 @@ private:
     MscclcSwitchChannel *switchChannels = nullptr;
     std::vector<std::vector<PeerPointer>> peerUser; ///< [rank][0 in, 1 out]
     std::vector<std::unique_ptr<ProxyChannel>> proxyChannels;
-    /// TCP port channels: their staging copiers and links (links go
-    /// first: frames still queued name their copier).
+    /// Port channels over a network: their links (TCP and IB verbs), and
+    /// the TCP links' staging copiers (links go first: frames still queued
+    /// name their copier).
     std::vector<std::unique_ptr<StagingCopier>> copiers;
     std::vector<std::unique_ptr<Transport>> links;
     /// The user buffers registered as TCP windows (peers on other nodes
     /// put into them).
     std::vector<uint32_t> windows;
+    /// IB verbs: the user buffers' registrations here (input, output; an
+    /// empty region where there is none) and, where peers reach them, the
+    /// peers' ([rank][0 in, 1 out]).
+    std::vector<IbRegion> ibRegions;
+    std::vector<std::vector<IbRemote>> peerIbUser;
     /// This rank's multicast bindings of the context's buffers.
     std::vector<std::unique_ptr<MulticastRegion>> multicast;
     int index = 0;
@@ -134,6 +141,7 @@ private:
     uint64_t bytes = 0;
     std::vector<std::vector<PeerPointer>> peerScratch;
     uint32_t window = 0; ///< its TCP window (0: none)
+    IbRegion ibRegion;   ///< its IB registration (empty: none)
     std::vector<std::unique_ptr<Context>> contexts;
     bool captured = false; ///< a CUDA graph holds a launch that uses it
   };
@@ -182,6 +190,22 @@ private:
   /// Makes port channel `pc` (plan channel `c`) a TCP link of `ctx`.
   Status tcpLink(const PlanChannel &c, ProxyChannel *pc, uint64_t *counter,
                  const PeerPointer dst[3], Context *ctx);
+  /// Makes port channel `pc` (plan channel `c`) an IB verbs link of `ctx`.
+  Status ibLink(const PlanChannel &c, ProxyChannel *pc, uint64_t *counter,
+                const PeerPointer dst[3], Context *ctx);
+  /// Registers each of `local` (GPU memory; null or unknown: an empty
+  /// region) from the pointer to its allocation's end, for IB verbs.
+  Status ibRegister(const std::vector<void *> &local, std::vector<IbRegion> *out);
+  void ibRelease(const std::vector<IbRegion> &regions);
+  /// Collective: registers `local` (ibRegister) and learns every rank's
+  /// region of the same kind ([rank]); `what` names it in errors.
+  Status ibShare(void *local, IbRegion *mine, std::vector<IbRemote> *peers,
+                 const char *what);
+  /// The registered region, of ours or of `peer`'s that a channel of `ctx`
+  /// may use, holding [address, address + bytes); empty: none.
+  IbRegion ibLocal(const void *address, uint64_t bytes, const Context &ctx) const;
+  IbRemote ibPeer(int peer, uint64_t address, uint64_t bytes,
+                  const Context &ctx) const;
   Status buildContext(const void *input, void *output, Context *ctx);
   Status bindSwitchChannels(const void *input, void *output, Context *ctx,
                             std::vector<MscclcSwitchChannel> *table);
@@ -253,6 +277,13 @@ private:
   TcpNetwork *tcp_ = nullptr; ///< the communicator's; null: none used
   std::vector<int> tcpPeers_; ///< the ranks this one's plan reaches over tcp
   uint32_t semaphoreWindow_ = 0, scratchWindow_ = 0;
+
+  // Port channels over IB verbs (to other nodes, or all: MSCCLC_TRANSPORT=ib).
+  IbNetwork *ib_ = nullptr; ///< the communicator's; null: none used
+  /// Our semaphores' and scratch's registrations (empty: none), and every
+  /// rank's as its writes name them ([rank]).
+  IbRegion ibSemaphores_, ibScratch_;
+  std::vector<IbRemote> peerIbSemaphores_, peerIbScratch_;
 
   std::map<std::string, std::unique_ptr<Context>> contexts_;
   /// Older scratch (and its contexts) kept while a graph may still use it.

@@ -23,16 +23,18 @@
 // none within IbOptions::timeoutSeconds, is the connection's error from
 // then on, naming the peer.
 //
-// Calls on one connection, and on the channels over it, come from one
-// thread (the rank's proxy).
+// The channels over a connection are used by one thread (the rank's
+// proxy); the connection locks its calls, so a reset may quiesce it from
+// another.
 //
 // GPU memory registers as a dma-buf (cudaDmaBufExporter, DmaBuf.cpp), else
 // through nvidia-peermem, else not (the caller stages it), and says which.
 //
-// Not wired into the runtime yet: port channels between nodes still go
-// over TCP (Transport.h says why in the log); exchanging the regions' keys
-// with the executor's buffers, a registration cache for user buffers, and
-// the choice in chooseTransport are next.
+// The executor (Executor.cpp) puts port channels between nodes on IB verbs
+// where both ends are ready (findIbReadiness): it registers its GPU memory
+// through the network's cache (one registration per allocation, shared by
+// every executor of the communicator), learns the peers' keys with
+// IbNetwork::exchange, and makes each channel with makeIbChannel.
 // This path is tested against a fake libibverbs that executes writes in
 // process (test/Runtime/unit/FakeIbVerbs.cpp); it has not run on an HCA.
 //
@@ -49,6 +51,7 @@
 #include <map>
 #include <string>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 namespace mscclc::rt {
@@ -100,10 +103,27 @@ Status ibOptionsFromEnv(IbOptions *out);
 
 class IbConnection;
 
-/// Exports [base, base + bytes) of GPU memory as a dma-buf file descriptor,
-/// which the caller closes (cudaDmaBufExporter() is CUDA's).
+/// Whether this rank can carry port channels over IB verbs.
+struct IbReadiness {
+  bool ready = false;
+  IbPort port; ///< the port it would use (when ready)
+  /// Ready: the port and how GPU memory registers ("mlx5_0:1 (InfiniBand),
+  /// GPU memory through dma-buf"); else why not.
+  std::string detail;
+};
+
+class IbDevice;
 using DmaBufExporter = std::function<Status(void *base, uint64_t bytes, int *fd)>;
 
+/// The first port of `probe` (MSCCLC_IB_HCA picks it), opened, with
+/// `memory` (`bytes` of the rank's GPU memory) registered on it and
+/// deregistered again: ready only if all of that works.
+IbReadiness findIbReadiness(const IbProbe &probe, const IbOptions &options,
+                            void *memory, uint64_t bytes,
+                            const DmaBufExporter &exportDmaBuf);
+
+/// Exports [base, base + bytes) of GPU memory as a dma-buf file descriptor,
+/// which the caller closes (cudaDmaBufExporter() is CUDA's).
 /// cuMemGetHandleForAddressRange, where the driver has it.
 DmaBufExporter cudaDmaBufExporter();
 
@@ -203,16 +223,53 @@ public:
   static Status connect(Bootstrap &bootstrap, const std::vector<int> &peers,
                         const IbPort &port, const IbOptions &options,
                         std::unique_ptr<IbNetwork> *out);
+  ~IbNetwork();
   /// The connection to `peer`, or null.
   IbConnection *connection(int peer) const;
   std::vector<int> peers() const;
   /// Where memory the peers write is registered (null without peers).
   IbDevice *device() const { return device_.get(); }
 
+  /// The registration of GPU allocation `id` (the driver's buffer id: an
+  /// allocation freed and made again at the same address is another one),
+  /// [base, base + bytes): registered at the first acquire, kept until the
+  /// last release. Registration pins memory and takes the HCA's time, so
+  /// the executors of the communicator share one per allocation.
+  Status acquire(void *base, uint64_t bytes, uint64_t id,
+                 const DmaBufExporter &exportDmaBuf, IbRegion *out);
+  /// Gives back one acquire of `region` (a slice of it will do).
+  void release(const IbRegion &region);
+  /// Registrations held now (for tests and logs).
+  size_t registrations() const;
+
+  /// Collective over `bootstrap`: every rank passes as many regions (an
+  /// empty one where it has none) and gets out[r][i], rank r's i-th
+  /// region as a peer's write names it.
+  static Status exchange(Bootstrap &bootstrap, const std::vector<IbRegion> &mine,
+                         std::vector<std::vector<IbRemote>> *out);
+  /// Waits until every write queued so far on every connection completed
+  /// (then it has landed at the peer): a reset quiesces before it zeroes
+  /// what late writes would hit.
+  Status quiesce();
+
 private:
+  IbNetwork() = default;
   std::unique_ptr<IbDevice> device_; // outlives the connections
   std::map<int, std::unique_ptr<IbConnection>> connections_;
+  struct Registration {
+    IbRegion region;
+    int refs = 0;
+  };
+  mutable std::mutex registryMutex_;
+  std::map<std::pair<uint64_t, uint64_t>, Registration> byAllocation_;
 };
+
+/// `region` from `offset` on (at most `bytes` of it).
+IbRegion sliceRegion(const IbRegion &region, uint64_t offset,
+                     uint64_t bytes = UINT64_MAX);
+/// `remote` from `offset` on (at most `bytes` of it).
+IbRemote sliceRemote(const IbRemote &remote, uint64_t offset,
+                     uint64_t bytes = UINT64_MAX);
 
 } // namespace mscclc::rt
 

@@ -11,10 +11,8 @@
 // starts with '=' (exact names), all but those if it starts with '^'
 // ("^=mlx5_2" excludes exactly mlx5_2).
 //
-// The verbs data path (RC queue pairs, RDMA writes) is IbConnection.h. It
-// is not wired into the runtime yet: a port channel between nodes goes
-// over TCP even where an HCA is found, and the log says which HCA would
-// have served it.
+// The verbs data path (RC queue pairs, RDMA writes) is IbConnection.h;
+// Transport.h says when port channels use it.
 //
 //===----------------------------------------------------------------------===//
 

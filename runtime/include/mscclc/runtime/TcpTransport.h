@@ -28,8 +28,9 @@
 // the device into a free send slot and the sender thread sends it once
 // the copy is done; the receiver reads a slice into a receive slot and
 // copies it to the device, reusing the slot once that copy is done, so
-// copies and the socket overlap. A signal into device memory is a stream
-// write queued after the slices' copies on the same stream.
+// copies and the socket overlap. A signal into device memory is an 8-byte
+// copy queued after the slices' copies on the same stream
+// (StagingCopier::store).
 //
 // drain() settles the connections before a reset: each end sends a drain
 // frame, and the receiver counts it once the frames before it landed.

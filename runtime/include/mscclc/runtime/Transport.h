@@ -4,9 +4,9 @@
 // through a Transport, one per channel, chosen per peer:
 //   - the copy engine inside a host (CopyEngineTransport, Proxy.h): CUDA
 //     copies and stream memory writes between mapped buffers;
-//   - TCP sockets across hosts (TcpTransport.h);
-//   - IB verbs (IbConnection.h): devices are probed (IbVerbs.h) and the
-//     data path is built, but not chosen yet, so TCP serves between nodes.
+//   - IB verbs across hosts (IbConnection.h), where both ends have a port
+//     that registers their GPU memory (findIbReadiness);
+//   - TCP sockets otherwise (TcpTransport.h).
 // Calls on one Transport come from one thread, in the FIFO's order.
 //
 //===----------------------------------------------------------------------===//
@@ -26,19 +26,27 @@ enum class TransportKind { CopyEngine, Tcp, Ib };
 /// "copy engine", "tcp", "ib verbs" (for logs).
 const char *transportName(TransportKind kind);
 
-/// The transport for a peer, from MSCCLC_TRANSPORT:
+/// The transport for a peer, from MSCCLC_TRANSPORT and whether both ends
+/// are ready for IB verbs (`ibAtBothEnds`, findIbReadiness):
 ///   unset, "" or "auto": the copy engine when the peer is on this node,
-///                        else TCP (the log says, once, why not IB verbs);
+///                        else IB verbs where both ends are ready, else TCP;
 ///   "tcp":               TCP, even inside a node;
-///   "ib":                TCP, with a warning saying why not IB verbs (no
-///                        library, no active port, or the data path not
-///                        wired into port channels yet: IbConnection.h);
+///   "ib":                IB verbs, even inside a node; an Unsupported
+///                        error where an end is not ready (the communicator
+///                        refuses to start then, naming the ranks);
 ///   anything else:       an error naming the variable and the choices.
-Status chooseTransport(bool peerOnSameNode, TransportKind *out);
+Status chooseTransport(bool peerOnSameNode, bool ibAtBothEnds,
+                       TransportKind *out);
 
-struct IbProbe;
-/// Why a probe's finding leaves port channels on TCP (for the log).
-std::string ibUnusedReason(const IbProbe &probe);
+/// An error unless MSCCLC_TRANSPORT is unset or one of the choices above.
+Status checkTransportVariable();
+
+/// Whether MSCCLC_TRANSPORT lets IB verbs serve any peer, given whether
+/// the ranks span several nodes (is it worth finding out if they can).
+bool transportMayUseIb(bool severalNodes);
+
+/// Whether MSCCLC_TRANSPORT is "ib": every rank must be ready for it.
+bool transportRequiresIb();
 
 /// One side of a put as a transport sees it: whether the buffer the
 /// trigger names is mapped for the channel, and its size in bytes.
