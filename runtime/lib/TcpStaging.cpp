@@ -145,14 +145,18 @@ public:
     if (owned)
       MSCCLC_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     std::vector<cudaEvent_t> events;
+    // On a failure, what was made so far is destroyed before the error returns.
+    auto undo = [&] {
+      for (cudaEvent_t made : events)
+        MSCCLC_CUDA_WARN(cudaEventDestroy(made));
+      if (owned)
+        MSCCLC_CUDA_WARN(cudaStreamDestroy(s));
+    };
     for (int i = 0; i < kCopierEvents; ++i) {
       cudaEvent_t e = nullptr;
       cudaError_t err = cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
       if (err != cudaSuccess) {
-        for (cudaEvent_t made : events)
-          MSCCLC_CUDA_WARN(cudaEventDestroy(made));
-        if (owned)
-          MSCCLC_CUDA_WARN(cudaStreamDestroy(s));
+        undo();
         MSCCLC_CUDA_CHECK(err);
       }
       events.push_back(e);
@@ -161,10 +165,7 @@ public:
     cudaError_t err = cudaHostAlloc(&values, kCopierEvents * sizeof(uint64_t),
                                     cudaHostAllocPortable);
     if (err != cudaSuccess) {
-      for (cudaEvent_t made : events)
-        MSCCLC_CUDA_WARN(cudaEventDestroy(made));
-      if (owned)
-        MSCCLC_CUDA_WARN(cudaStreamDestroy(s));
+      undo();
       MSCCLC_CUDA_CHECK(err);
     }
     *out = std::make_unique<CudaCopier>(device_, s, owned, std::move(events),
