@@ -248,12 +248,13 @@ mscclcResult_t mscclcUniqueIdFromAddress(mscclcUniqueId *id,
   return result(s);
 }
 
-mscclcResult_t mscclcCommInitRank(mscclcComm_t *comm, int nranks,
-                                  mscclcUniqueId id, int rank) {
+mscclcResult_t mscclcCommInitRankOnNode(mscclcComm_t *comm, int nranks,
+                                        mscclcUniqueId id, int rank, int node) {
   API_CHECK(comm, "comm must not be NULL");
   *comm = nullptr;
   API_CHECK(nranks >= 1, "nranks must be at least 1");
   API_CHECK(rank >= 0 && rank < nranks, "rank must be in [0, nranks)");
+  API_CHECK(node >= -1, "node must be a node number, or -1 for none");
   int device = 0;
   if (cudaGetDevice(&device) != cudaSuccess) {
     (void)cudaGetLastError();
@@ -263,13 +264,18 @@ mscclcResult_t mscclcCommInitRank(mscclcComm_t *comm, int nranks,
   UniqueId u;
   memcpy(u.bytes, id.internal, sizeof(u.bytes));
   auto handle = std::make_unique<mscclcComm>();
-  Status s = Communicator::create(u, rank, nranks, device, &handle->comm);
+  Status s = Communicator::create(u, rank, nranks, device, &handle->comm, node);
   if (s.isOk())
     s = stdlibSetUp(*handle->comm, &handle->stdlib);
   if (!s.isOk())
     return fail(s);
   *comm = handle.release();
   return result(Status::ok());
+}
+
+mscclcResult_t mscclcCommInitRank(mscclcComm_t *comm, int nranks,
+                                  mscclcUniqueId id, int rank) {
+  return mscclcCommInitRankOnNode(comm, nranks, id, rank, -1);
 }
 
 mscclcResult_t mscclcCommInitAll(mscclcComm_t *comms, int ndev,
@@ -349,6 +355,11 @@ mscclcResult_t mscclcCommCount(mscclcComm_t comm, int *nranks) {
 mscclcResult_t mscclcCommDevice(mscclcComm_t comm, int *device) {
   API_CHECK(comm && device, "arguments must not be NULL");
   *device = comm->comm->device();
+  return mscclcSuccess;
+}
+mscclcResult_t mscclcCommNode(mscclcComm_t comm, int *node) {
+  API_CHECK(comm && node, "arguments must not be NULL");
+  *node = comm->comm->node(comm->comm->rank());
   return mscclcSuccess;
 }
 mscclcResult_t mscclcCommSetMaxBlocks(mscclcComm_t comm, int maxBlocks) {

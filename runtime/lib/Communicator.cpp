@@ -66,10 +66,11 @@ struct WirePointer {
 } // namespace
 
 Status Communicator::create(const UniqueId &id, int rank, int nranks,
-                            int device, std::unique_ptr<Communicator> *out) {
+                            int device, std::unique_ptr<Communicator> *out,
+                            int nodeLabel) {
   std::unique_ptr<Communicator> comm(new Communicator());
   MSCCLC_TRY(
-      comm->init(id, rank, nranks, device)
+      comm->init(id, rank, nranks, device, nodeLabel)
           .context(fmt::format("initialising rank {} of {}", rank, nranks)));
   {
     std::lock_guard<std::mutex> lock(liveMutex);
@@ -105,8 +106,41 @@ Status Communicator::createAll(const std::vector<int> &devices,
   return Status::ok();
 }
 
+Status Communicator::placeNodes() {
+  // Every rank sees the same infos, so all refuse alike.
+  std::vector<uint64_t> hostOf;
+  std::vector<int> labels;
+  for (const PeerInfo &p : peers_) {
+    int r = int(hostOf.size());
+    if (p.nodeSpecHash != peers_[0].nodeSpecHash)
+      return invalidArgument(fmt::format(
+          "rank {}'s MSCCLC_NODE_OF_RANK differs from rank 0's (this rank's "
+          "is '{}'): every rank must be given the same",
+          r, nodeSpec()));
+    if (p.transportHash != peers_[0].transportHash)
+      return invalidArgument(fmt::format(
+          "rank {}'s MSCCLC_TRANSPORT differs from rank 0's (this rank's is "
+          "'{}'): every rank must be given the same",
+          r, transportSpec()));
+    if ((p.nodeLabel < 0) != (peers_[0].nodeLabel < 0))
+      return invalidArgument(fmt::format(
+          "rank {} was given node {} at initialisation and rank 0 node {} "
+          "(-1: none): give every rank its node (e.g. its node in the "
+          "communicator it was split from) or none",
+          r, p.nodeLabel, peers_[0].nodeLabel));
+    hostOf.push_back(p.hostHash);
+    labels.push_back(p.nodeLabel);
+  }
+  // A split keeps its parent's nodes, whose ranks MSCCLC_NODE_OF_RANK
+  // numbers: its list is not this communicator's.
+  if (labels[0] >= 0)
+    return assignNodesFromLabels(hostOf, labels,
+                                 "the nodes given at initialisation", &nodeOf_);
+  return assignNodes(hostOf, nodeSpec(), &nodeOf_);
+}
+
 Status Communicator::init(const UniqueId &id, int rank, int nranks,
-                          int device) {
+                          int device, int nodeLabel) {
   int count = 0;
   if (!cudaDeviceAvailable(&count))
     return Status(Code::CudaError, "no " MSCCLC_GPU_API " device is available");
@@ -137,28 +171,14 @@ Status Communicator::init(const UniqueId &id, int rank, int nranks,
   MSCCLC_CUDA_CHECK(cudaDeviceGetPCIBusId(mine.busId, sizeof(mine.busId), device));
   mine.nodeSpecHash = fnv1a(nodeSpec());
   mine.transportHash = fnv1a(transportSpec());
+  mine.nodeLabel = nodeLabel;
   MSCCLC_TRY(checkTransportVariable());
 
   MSCCLC_TRY(Bootstrap::create(id, rank, nranks, &bootstrap_));
   peers_.assign(size_t(nranks), PeerInfo());
   peers_[size_t(rank)] = mine;
   MSCCLC_TRY(bootstrap_->allGather(peers_.data(), sizeof(PeerInfo)));
-  // Every rank sees the same infos, so all refuse alike.
-  std::vector<uint64_t> hostOf;
-  for (int r = 0; r < nranks; ++r) {
-    if (peers_[size_t(r)].nodeSpecHash != peers_[0].nodeSpecHash)
-      return invalidArgument(fmt::format(
-          "rank {}'s MSCCLC_NODE_OF_RANK differs from rank 0's (this rank's "
-          "is '{}'): every rank must be given the same",
-          r, nodeSpec()));
-    if (peers_[size_t(r)].transportHash != peers_[0].transportHash)
-      return invalidArgument(fmt::format(
-          "rank {}'s MSCCLC_TRANSPORT differs from rank 0's (this rank's is "
-          "'{}'): every rank must be given the same",
-          r, transportSpec()));
-    hostOf.push_back(peers_[size_t(r)].hostHash);
-  }
-  MSCCLC_TRY(assignNodes(hostOf, nodeSpec(), &nodeOf_));
+  MSCCLC_TRY(placeNodes());
   MSCCLC_TRY(learnIbReadiness());
   for (int r = 0; r < nranks; ++r) {
     if (r == rank || !sameHost(r))

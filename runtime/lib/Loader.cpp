@@ -434,6 +434,8 @@ Status Module::function(const std::string &name, CUfunction *out) const {
   DeviceGuard guard(device_);
   size_t limit = 0;
   MSCCLC_CUDA_CHECK(cudaDeviceGetLimit(&limit, cudaLimitStackSize));
+  MSCCLC_LOG(Debug, "kernel {}: {} bytes of local memory per thread (stack "
+             "limit {})", name, localBytes, limit);
   if (size_t(localBytes) > limit) {
     MSCCLC_LOG(Debug, "kernel {}: {} bytes of local memory per thread; "
                "raising the stack limit from {}", name, localBytes, limit);

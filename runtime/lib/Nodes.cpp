@@ -55,29 +55,41 @@ Status parseNodeOfRank(const std::string &spec, int nranks,
   return Status::ok();
 }
 
+Status assignNodesFromLabels(const std::vector<uint64_t> &hostOf,
+                             const std::vector<int> &labels,
+                             const std::string &origin,
+                             std::vector<int> *nodeOf) {
+  int n = int(hostOf.size());
+  if (int(labels.size()) != n)
+    return internalError(fmt::format("{}: {} node labels for {} ranks", origin,
+                                     labels.size(), n));
+  // Inside a node, ranks map each other's memory: one host only.
+  std::map<int, int> first;
+  for (int r = 0; r < n; ++r) {
+    auto [it, fresh] = first.emplace(labels[size_t(r)], r);
+    if (!fresh && hostOf[size_t(it->second)] != hostOf[size_t(r)])
+      return invalidArgument(fmt::format(
+          "{} puts ranks {} and {} on node {}, but they run on different "
+          "hosts: a node cannot span hosts",
+          origin, it->second, r, labels[size_t(r)]));
+  }
+  *nodeOf = canonical(labels);
+  return Status::ok();
+}
+
 Status assignNodes(const std::vector<uint64_t> &hostOf, const std::string &spec,
                    std::vector<int> *nodeOf) {
-  int n = int(hostOf.size());
   std::vector<int> ids;
   if (spec.empty()) {
     std::map<uint64_t, int> hosts;
     for (uint64_t h : hostOf)
       ids.push_back(hosts.emplace(h, int(hosts.size())).first->second);
-  } else {
-    MSCCLC_TRY(parseNodeOfRank(spec, n, &ids));
-    // Inside a node, ranks map each other's memory: one host only.
-    std::map<int, int> first;
-    for (int r = 0; r < n; ++r) {
-      auto [it, fresh] = first.emplace(ids[size_t(r)], r);
-      if (!fresh && hostOf[size_t(it->second)] != hostOf[size_t(r)])
-        return invalidArgument(fmt::format(
-            "{}='{}' puts ranks {} and {} on node {}, but they run on "
-            "different hosts: a node cannot span hosts",
-            kVariable, spec, it->second, r, ids[size_t(r)]));
-    }
+    *nodeOf = ids;
+    return Status::ok();
   }
-  *nodeOf = canonical(ids);
-  return Status::ok();
+  MSCCLC_TRY(parseNodeOfRank(spec, int(hostOf.size()), &ids));
+  return assignNodesFromLabels(hostOf, ids,
+                               fmt::format("{}='{}'", kVariable, spec), nodeOf);
 }
 
 std::string describeNodes(const std::vector<int> &nodeOf) {

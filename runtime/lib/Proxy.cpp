@@ -1,6 +1,7 @@
 //===- Proxy.cpp - The CPU proxy serving port channels --------------------===//
 
 #include "mscclc/runtime/Proxy.h"
+#include "mscclc/runtime/Log.h"
 
 #include <chrono>
 #include <thread>
@@ -95,6 +96,10 @@ Status ProxyFifo::handle(const Trigger &t, const DriverApi *api) {
         fmt::format("trigger names proxy id {}, which has no "
                     "channel",
                     t.proxyId));
+  MSCCLC_LOG(Trace, "proxy: trigger type {} on proxy id {} (plan channel {}, "
+             "peer {}), {} bytes",
+             t.type, t.proxyId, ch->planIndex, ch->peer,
+             static_cast<unsigned long long>(t.size));
   CopyEngineTransport copyEngine(ch, api);
   Transport &link = ch->transport ? *ch->transport : copyEngine;
   MSCCLC_TRY(link.asyncError());

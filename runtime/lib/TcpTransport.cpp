@@ -286,6 +286,9 @@ Status TcpConnection::sendOp(const Op &op) {
   if (op.header.type == kFrameData)
     MSCCLC_TRY(net::sendAll(fd_.get(), op.payload, op.header.size, d,
                             "sending a data slice"));
+  MSCCLC_LOG(Trace, "{}: sent frame type {} ({} bytes or value) to {:#x}", who_,
+             op.header.type, static_cast<unsigned long long>(op.header.size),
+             static_cast<unsigned long long>(op.header.address));
   return Status::ok();
 }
 
@@ -378,6 +381,9 @@ Status TcpConnection::recvFrame(bool *closed) {
     return Status::ok();
   }
   const TcpNetwork::Registry::Window *w = action.window;
+  MSCCLC_LOG(Trace, "{}: received frame type {} ({} bytes or value) to {:#x}",
+             who_, h.type, static_cast<unsigned long long>(h.size),
+             static_cast<unsigned long long>(h.address));
   if (action.kind == FrameAction::Signal) {
     auto *word = reinterpret_cast<uint64_t *>(h.address);
     if (w->kind == MemoryKind::Device) {

@@ -136,6 +136,13 @@ mscclcResult_t mscclcUniqueIdFromAddress(mscclcUniqueId *id,
 /* One process per GPU: collective over `nranks` ranks, on the current device. */
 mscclcResult_t mscclcCommInitRank(mscclcComm_t *comm, int nranks,
                                   mscclcUniqueId id, int rank);
+/* The same, placing this rank on node `node` (-1: none, as above): ranks
+ * given the same number share a node (they must share a host), and every
+ * rank is given one or none. A communicator built from part of another (a
+ * split) passes each rank's mscclcCommNode in the other, so that it keeps
+ * the other's nodes, virtual ones (MSCCLC_NODE_OF_RANK) included. */
+mscclcResult_t mscclcCommInitRankOnNode(mscclcComm_t *comm, int nranks,
+                                        mscclcUniqueId id, int rank, int node);
 /* One process, several GPUs: comms[i] is rank i on devices[i] (NULL: 0..n-1). */
 mscclcResult_t mscclcCommInitAll(mscclcComm_t *comms, int ndev,
                                  const int *devices);
@@ -156,6 +163,8 @@ mscclcResult_t mscclcCommGetAsyncError(mscclcComm_t comm,
 mscclcResult_t mscclcCommRank(mscclcComm_t comm, int *rank);
 mscclcResult_t mscclcCommCount(mscclcComm_t comm, int *nranks);
 mscclcResult_t mscclcCommDevice(mscclcComm_t comm, int *device);
+/* This rank's node: 0.. in the order of each node's lowest rank. */
+mscclcResult_t mscclcCommNode(mscclcComm_t comm, int *node);
 
 /* Programs. */
 mscclcResult_t mscclcProgramCompileFile(mscclcProgram_t *program,

@@ -91,8 +91,9 @@ Outcome initNative(ncclComm *c) {
       id.internal);
   if (!o.ok())
     return o;
-  o = fromMscclc(mscclcCommInitRank(&c->native, c->nranks, id, c->rank),
-                 "mscclcCommInitRank");
+  o = fromMscclc(
+      mscclcCommInitRankOnNode(&c->native, c->nranks, id, c->rank, c->node),
+      "mscclcCommInitRankOnNode");
   if (!o.ok())
     return o;
   // Collective: every rank passes its limit, 0 for none.

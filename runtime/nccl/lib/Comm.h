@@ -79,6 +79,9 @@ struct ncclComm {
   int rank = 0;
   int nranks = 0;
   int device = 0;
+  /// The node of the native communicator's rank: a split's, its parent's
+  /// (virtual nodes stay); -1 takes them from the environment or hosts.
+  int node = -1;
   mscclc::nccl::CommSettings settings;
 
   // Set by initialisation.

@@ -147,6 +147,8 @@ ncclResult_t split(ncclComm *parent, int color, int key, ncclComm_t *newcomm,
   // The new communicator's rank and size are known after the exchange;
   // until then the handle is live and its users wait for it.
   ncclComm *c = newComm(0, 1, parent->device, settings);
+  if (parent->native)
+    (void)mscclcCommNode(parent->native, &c->node);
   auto body = [parent, color, key, c] {
     rt::UniqueId id;
     Outcome o = splitExchange(parent, color, key, &c->rank, &c->nranks, &id);

@@ -10,7 +10,8 @@
 //       a CPU reference; several collectives aggregated in one group; CUDA
 //       graph capture (after a first call, and as a communicator's very
 //       first call); PreMulSum (native, host and device scalars, one per
-//       rank); split; a non-blocking communicator; destroyed
+//       rank); split (an all-reduce on each half); a non-blocking
+//       communicator; destroyed
 //       operators and communicators refused; the shared GPU refused
 //       without MSCCLC_ALLOW_SHARED_GPU.
 //   --timeout-test: rank 0 alone in an all-reduce: its kernel times out
@@ -22,6 +23,8 @@
 //       collective, PreMulSum and ncclCommFinalize through the real NCCL
 //       (skipped when none is found).
 //   --premulsum-test: only the PreMulSum cases of --collectives.
+//   --split-test: only the split of --collectives; with MSCCLC_NODE_OF_RANK
+//       set (virtual nodes), each half keeps its ranks' nodes.
 //   --window-test: all-reduces on symmetric windows run on the caller's
 //       buffers (the log says so); windows deregistered, freed, allocated
 //       again (at the same address where CUDA gives it) and registered
@@ -415,16 +418,13 @@ void testCollectives(const World &w, bool quick) {
   const Coll all[] = {Coll::AllReduce, Coll::AllGather, Coll::ReduceScatter,
                       Coll::Broadcast, Coll::Reduce, Coll::AllToAll,
                       Coll::Gather, Coll::Scatter};
-  // Every collective in float32 (sum). stdlib/selection.json serves the
-  // first five on one node; reduce, gather and scatter must run correctly
-  // once it has entries for them, and be refused with the reason until then.
-  for (Coll c : all) {
-    bool inTable = c != Coll::Reduce && c != Coll::Gather && c != Coll::Scatter;
+  // Every collective in float32 (sum): stdlib/selection.json serves each
+  // on one node, so each must run (natively, or on the fallback NCCL).
+  for (Coll c : all)
     for (size_t count : counts)
       for (Placement where : {Placement::OutOfPlace, Placement::InPlace})
         if (where == Placement::OutOfPlace || c != Coll::AllToAll) // NCCL has no in-place all-to-all
-          runCase(w, c, count, ncclFloat32, ncclSum, where, inTable);
-  }
+          runCase(w, c, count, ncclFloat32, ncclSum, where, true);
   // Every data type and operator of the reductions.
   const ncclDataType_t types[] = {ncclInt8, ncclUint8, ncclInt32, ncclUint32,
                                   ncclInt64, ncclUint64, ncclFloat16,
@@ -715,7 +715,8 @@ void testNonBlockingInit() {
 }
 
 /// Split into even and odd ranks (one group from this thread), then an
-/// all-reduce on each half.
+/// all-reduce on each half. Under virtual nodes (MSCCLC_NODE_OF_RANK, whose
+/// list names the parent's ranks) each half keeps its ranks' nodes.
 void testSplit(const World &w) {
   if (w.ranks < 2)
     return;
@@ -731,10 +732,21 @@ void testSplit(const World &w) {
          n == (w.ranks + 1 - r % 2) / 2 && rank == r / 2;
   }
   check(ok, "ncclCommSplit into even and odd ranks: " + (ok ? std::string("sizes and ranks") : lastError()));
-  for (ncclComm_t h : halves)
-    if (h)
-      ncclCommDestroy(h);
   ncclComm_t destroyed = halves[0];
+  for (int parity = 0; parity < 2; ++parity) {
+    World half;
+    for (int r = parity; r < w.ranks; r += 2) {
+      half.devices.push_back(w.devices[size_t(r)]);
+      half.comms.push_back(halves[size_t(r)]);
+      half.streams.push_back(nullptr);
+      CUDA_OK(cudaSetDevice(w.devices[size_t(r)]));
+      CUDA_OK(cudaStreamCreateWithFlags(&half.streams.back(), cudaStreamNonBlocking));
+    }
+    half.ranks = int(half.comms.size());
+    if (ok && half.ranks > 1)
+      runCase(half, Coll::AllReduce, 1000, ncclFloat32, ncclSum, Placement::OutOfPlace, false);
+    endWorld(&half);
+  }
   int n = 0;
   check(ncclCommCount(destroyed, &n) == ncclInvalidArgument,
         "a destroyed communicator is ncclInvalidArgument");
@@ -838,6 +850,15 @@ int fallbackTest(bool quick) {
   ncclResult_t async = ncclInternalError;
   check(ncclCommGetAsyncError(w.comms[0], &async) == ncclSuccess && async == ncclSuccess,
         "no async error after ncclCommFinalize");
+  endWorld(&w);
+  return failures ? 1 : 0;
+}
+
+int splitTest(int ranks) {
+  World w;
+  if (!makeWorld(ranks, &w))
+    return 1;
+  testSplit(w);
   endWorld(&w);
   return failures ? 1 : 0;
 }
@@ -1019,7 +1040,7 @@ int main(int argc, char **argv) {
       preloaded = argv[++i];
     else if (a == "--collectives" || a == "--timeout-test" || a == "--abort-test" ||
              a == "--fallback-test" || a == "--premulsum-test" ||
-             a == "--window-test")
+             a == "--window-test" || a == "--split-test")
       mode = a;
     else {
       fprintf(stderr, "unknown argument %s\n", a.c_str());
@@ -1070,6 +1091,8 @@ int main(int argc, char **argv) {
     rc = fallbackTest(quick);
   else if (mode == "--premulsum-test")
     rc = preMulSumTest(ranks);
+  else if (mode == "--split-test")
+    rc = splitTest(ranks);
   else if (mode == "--window-test")
     rc = windowTest(ranks, windowLog);
   else

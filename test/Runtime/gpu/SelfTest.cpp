@@ -19,9 +19,7 @@
 #include "SelfTestKernels.h"
 
 #include <sys/wait.h>
-#include <atomic>
 #include <chrono>
-#include <functional>
 #include <barrier>
 #include <functional>
 #include <thread>
@@ -557,12 +555,16 @@ struct LoneLaunchRank {
 
 /// Runs `body` for each of n ranks on its own thread, between the setup of
 /// a `kernel` case and the teardown (which destroys the communicator);
-/// returns the failures the bodies count.
+/// returns the failures the bodies count. No rank tears down before every
+/// body is done: on a shared GPU, freeing memory waits for the whole GPU,
+/// and holds up the CUDA calls of the threads that serve a peer's kernel
+/// (docs/runtime.md, "Device-wide calls").
 int runWithLoneLauncher(int n, Kernel kernel,
                         const std::function<int(LoneLaunchRank &)> &body) {
   mscclcUniqueId id;
   MSCCLC_OR_EXIT(mscclcGetUniqueId(&id));
   std::vector<int> failures(static_cast<size_t>(n), 0);
+  std::barrier bodiesDone(n);
   std::vector<std::thread> threads;
   for (int r = 0; r < n; ++r)
     threads.emplace_back([&, r] {
@@ -571,7 +573,7 @@ int runWithLoneLauncher(int n, Kernel kernel,
       lr.rank = r;
       MSCCLC_OR_EXIT(mscclcCommInitRank(&lr.comm, n, id, r));
       lr.progs = makePrograms(n);
-      MSCCLC_CUDA_OR_EXIT(cudaStreamCreate(&lr.stream));
+      MSCCLC_CUDA_OR_EXIT(cudaStreamCreateWithFlags(&lr.stream, cudaStreamNonBlocking));
       lr.c.kernel = kernel;
       lr.c.count = 4096;
       setUp(lr.c, n, r, 1);
@@ -579,6 +581,7 @@ int runWithLoneLauncher(int n, Kernel kernel,
                                           lr.c.recv, lr.c.count, mscclcFloat32,
                                           mscclcSum, lr.stream));
       failures[size_t(r)] = body(lr);
+      bodiesDone.arrive_and_wait();
       tearDown(lr.c);
       MSCCLC_CUDA_OR_EXIT(cudaStreamDestroy(lr.stream));
       lr.progs.destroy();
@@ -597,6 +600,9 @@ int runWithLoneLauncher(int n, Kernel kernel,
 /// the communicators must then be destroyed cleanly. Over memory channels
 /// (a peer's semaphore) and port channels (the proxy, whose FIFO the
 /// timed-out kernel leaves behind).
+/// When the process started: the ranks' reports share it.
+const auto kProcessStart = std::chrono::steady_clock::now();
+
 int runTimeout(int n) {
   // Read once, before any launch; a longer one from the environment stays
   // (the tcp transport's first round trip after a reset may need it).
@@ -618,8 +624,23 @@ int runTimeout(int n) {
           ++failures;
       }
       MSCCLC_OR_EXIT(lr.reset());
-      MSCCLC_OR_EXIT(lr.run());
-      MSCCLC_OR_EXIT(lr.check());
+      // Every rank reports how its run after the reset went, and when (a
+      // rank that launches late leaves its peers waiting).
+      auto since = [] {
+        return std::chrono::duration<double, std::milli>(
+                   std::chrono::steady_clock::now() - kProcessStart)
+            .count();
+      };
+      mscclcResult_t ran = lr.run();
+      double launched = since();
+      mscclcResult_t checked = ran == mscclcSuccess ? lr.check() : ran;
+      std::string msg = checked == mscclcSuccess ? "" : mscclcGetLastError();
+      printf("[timeout] %s: rank %d after the reset: launched at %.1f ms, "
+             "checked at %.1f ms: %s%s%s\n",
+             channel, lr.rank, launched, since(), mscclcGetErrorString(checked),
+             msg.empty() ? "" : ": ", msg.c_str());
+      if (checked != mscclcSuccess)
+        return failures + 1;
       if (verify(lr.c, n, lr.rank, 1, std::string(channel) + ", after reset"))
         ++failures;
       return failures;
@@ -635,14 +656,11 @@ int runTimeout(int n) {
 /// abort that does not work fails the test instead of hanging it.)
 int runAbort(int n) {
   setenv("MSCCLC_TIMEOUT_MS", "60000", 1); // read once, before any launch
-  // The other ranks keep their buffers until rank 0's kernel has ended.
-  std::atomic<bool> rank0Done{false};
-  int total = runWithLoneLauncher(n, Kernel::Hb, [&rank0Done](LoneLaunchRank &lr) {
-    if (lr.rank != 0) {
-      while (!rank0Done)
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  // The other ranks keep their buffers until rank 0 is done (the teardown
+  // waits for every rank's body).
+  int total = runWithLoneLauncher(n, Kernel::Hb, [](LoneLaunchRank &lr) {
+    if (lr.rank != 0)
       return 0;
-    }
     int failures = 0;
     MSCCLC_OR_EXIT(lr.run());
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -658,7 +676,6 @@ int runAbort(int n) {
       ++failures;
     if (lr.run() == mscclcSuccess)
       ++failures;
-    rank0Done = true;
     return failures;
   });
   printf("[abort] %s\n", total ? "FAILED" : "passed");

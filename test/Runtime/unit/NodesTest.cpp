@@ -50,6 +50,20 @@ TEST(Nodes, VirtualNodesSplitAHostAndAreRenumbered) {
       << s.message();
 }
 
+TEST(Nodes, LabelsFromAParentKeepItsNodes) {
+  // Ranks 0 and 2 of "0,0,1,1", split off: one rank on each of two nodes,
+  // although the variable lists four ranks.
+  std::vector<int> nodes;
+  ASSERT_TRUE(assignNodesFromLabels({7, 7}, {0, 1}, "parent", &nodes).isOk());
+  EXPECT_EQ(nodes, (std::vector<int>{0, 1}));
+  ASSERT_TRUE(assignNodesFromLabels(kOneHost, {4, 4, 2, 4}, "parent", &nodes).isOk());
+  EXPECT_EQ(nodes, (std::vector<int>{0, 0, 1, 0}));
+  Status s = assignNodesFromLabels(kTwoHosts, {0, 0, 0, 1}, "the parent's nodes", &nodes);
+  ASSERT_FALSE(s.isOk());
+  EXPECT_NE(s.message().find("the parent's nodes puts ranks 0 and 2"), std::string::npos)
+      << s.message();
+}
+
 TEST(Nodes, ShapeCheckAcceptsTheCompiledShape) {
   EXPECT_TRUE(checkNodeShape("p", 2, {0, 0, 1, 1}).isOk());
   EXPECT_TRUE(checkNodeShape("p", 0, {0, 0, 0, 0}).isOk()); // one node

@@ -48,6 +48,9 @@ struct PeerInfo {
   /// Of MSCCLC_TRANSPORT's value: every rank must choose transports alike
   /// (which ranks take part in the TCP set-up follows from it).
   uint64_t transportHash = 0;
+  /// The node the creator gave this rank (a split's parent node), -1 if
+  /// none: then nodes come from MSCCLC_NODE_OF_RANK or the hosts.
+  int32_t nodeLabel = -1;
 };
 
 /// A pointer a peer exchanged, as this rank sees it.
@@ -67,8 +70,11 @@ constexpr size_t kIpcGranularity = size_t(2) << 20;
 
 class Communicator {
 public:
+  /// `nodeLabel` >= 0 places the rank on that node (the same number on
+  /// every rank of a node, all ranks given one or none); -1 takes nodes
+  /// from MSCCLC_NODE_OF_RANK or the hosts (Nodes.h).
   static Status create(const UniqueId &id, int rank, int nranks, int device,
-                       std::unique_ptr<Communicator> *out);
+                       std::unique_ptr<Communicator> *out, int nodeLabel = -1);
   /// One communicator per device of `devices`, rank i on devices[i].
   static Status createAll(const std::vector<int> &devices,
                           std::vector<std::unique_ptr<Communicator>> *out);
@@ -148,7 +154,10 @@ public:
 
 private:
   Communicator() = default;
-  Status init(const UniqueId &id, int rank, int nranks, int device);
+  Status init(const UniqueId &id, int rank, int nranks, int device,
+              int nodeLabel);
+  /// nodeOf_ from the peers' infos, alike on every rank.
+  Status placeNodes();
   uint64_t worldId_ = 0; ///< hash of the unique id
   Status enablePeerAccess(int peerDevice);
   /// Collective (init): whether each rank can serve port channels over IB

@@ -5,7 +5,9 @@
 // channels over TCP (or IB verbs) between them. By default a node is a host.
 // MSCCLC_NODE_OF_RANK ("0,0,1,1": rank r's node, one entry per rank) splits
 // hosts into virtual nodes, so that several nodes run on one machine, and
-// the network transports can be tested there.
+// the network transports can be tested there. A communicator made from
+// another (a split) gets its ranks' nodes from the parent's instead: their
+// labels travel with the ranks.
 //
 // A program compiled with --gpus-per-node G takes rank r to be on node
 // r / G. It runs on a communicator whose nodes are exactly those blocks, or,
@@ -36,6 +38,14 @@ Status parseNodeOfRank(const std::string &spec, int nranks,
 /// hosts.
 Status assignNodes(const std::vector<uint64_t> &hostOf, const std::string &spec,
                    std::vector<int> *nodeOf);
+
+/// The same from a node label per rank (`labels[r]`, e.g. the node each
+/// rank had in a parent communicator); `origin` says where the labels come
+/// from in messages. A label may not span two hosts either.
+Status assignNodesFromLabels(const std::vector<uint64_t> &hostOf,
+                             const std::vector<int> &labels,
+                             const std::string &origin,
+                             std::vector<int> *nodeOf);
 
 /// Ok if a program compiled for `gpusPerNode` ranks per node (0: all on one)
 /// runs on ranks placed on the nodes `nodeOf`; else an Unsupported error
