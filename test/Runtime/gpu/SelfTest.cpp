@@ -506,10 +506,16 @@ int runGroup(int n) {
               prog, comms[size_t(r)], cs[size_t(r)].send, cs[size_t(r)].recv,
               count, apiType(t), mscclcSum, streams[size_t(r)]));
         MSCCLC_OR_EXIT(mscclcGroupEnd());
+        // Every rank's kernel is done before any buffer is freed: on a
+        // shared GPU a free waits for the whole GPU, and holds up the copies
+        // that a later rank's kernel may still wait for (a TCP signal).
         for (int r = 0; r < n; ++r) {
           MSCCLC_CUDA_OR_EXIT(cudaSetDevice(layout.deviceOf(r)));
           MSCCLC_OR_EXIT(mscclcProgramCheck(prog, comms[size_t(r)], apiType(t),
                                             mscclcSum, streams[size_t(r)]));
+        }
+        for (int r = 0; r < n; ++r) {
+          MSCCLC_CUDA_OR_EXIT(cudaSetDevice(layout.deviceOf(r)));
           size_t bad = verify(cs[size_t(r)], n, r, round, describe(cs[size_t(r)], "group"));
           if (bad) {
             fprintf(stderr, "FAIL rank %d %s: %zu wrong\n", r,
