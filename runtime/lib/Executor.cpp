@@ -921,8 +921,8 @@ Status Executor::ibRegister(const std::vector<void *> &local,
     IbRegion whole;
     MSCCLC_TRY(ib_->acquire(reinterpret_cast<void *>(base), size,
                             allocationId(local[i]), cudaDmaBufExporter(), &whole));
-    (*out)[i] = sliceRegion(whole, reinterpret_cast<uint64_t>(local[i]) -
-                                       uint64_t(base));
+    (*out)[i] = sliceOf(whole, reinterpret_cast<uint64_t>(local[i]) -
+                                   uint64_t(base));
   }
   return Status::ok();
 }
@@ -964,7 +964,7 @@ IbRegion Executor::ibLocal(const void *address, uint64_t bytes,
   candidates.push_back(ibScratch_);
   for (const IbRegion &r : candidates)
     if (address && covers(r.address, r.bytes, a, bytes))
-      return sliceRegion(r, a - r.address, bytes);
+      return sliceOf(r, a - r.address, bytes);
   return {};
 }
 
@@ -977,7 +977,7 @@ IbRemote Executor::ibPeer(int peer, uint64_t address, uint64_t bytes,
     candidates.push_back(peerIbScratch_[size_t(peer)]);
   for (const IbRemote &r : candidates)
     if (address && covers(r.address, r.bytes, address, bytes))
-      return sliceRemote(r, address - r.address, bytes);
+      return sliceOf(r, address - r.address, bytes);
   return {};
 }
 
@@ -999,8 +999,8 @@ Status Executor::ibLink(const PlanChannel &c, ProxyChannel *pc,
     // The peer's port semaphores follow its memory ones.
     size_t slot = size_t(c.peerIndex) +
                   plan_.rankPlans[size_t(c.peer)].memoryChannels.size();
-    spec.semaphore = sliceRemote(peerIbSemaphores_[size_t(c.peer)],
-                                 slot * sizeof(uint64_t), sizeof(uint64_t));
+    spec.semaphore = sliceOf(peerIbSemaphores_[size_t(c.peer)],
+                             slot * sizeof(uint64_t), sizeof(uint64_t));
   }
   spec.counter = counter;
   spec.planIndex = pc->planIndex;

@@ -749,22 +749,6 @@ Status IbNetwork::quiesce() {
   return Status::ok();
 }
 
-IbRegion sliceRegion(const IbRegion &region, uint64_t offset, uint64_t bytes) {
-  IbRegion r = region;
-  offset = std::min(offset, region.bytes);
-  r.address += offset;
-  r.bytes = std::min(bytes, region.bytes - offset);
-  return r;
-}
-
-IbRemote sliceRemote(const IbRemote &remote, uint64_t offset, uint64_t bytes) {
-  IbRemote r = remote;
-  offset = std::min(offset, remote.bytes);
-  r.address += offset;
-  r.bytes = std::min(bytes, remote.bytes - offset);
-  return r;
-}
-
 IbReadiness findIbReadiness(const IbProbe &probe, const IbOptions &options,
                             void *memory, uint64_t bytes,
                             const DmaBufExporter &exportDmaBuf) {

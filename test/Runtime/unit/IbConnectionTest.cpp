@@ -561,20 +561,20 @@ TEST_F(IbConnectionTest, NetworksShareRegistrationsAndExchangeKeys) {
     if (net->acquire(mine, 4096, 7, nullptr, &wrong).isOk())
       return internalError("an allocation asked for with another size");
     net->release(other);
-    net->release(sliceRegion(again, 100)); // a slice names its registration
+    net->release(sliceOf(again, 100)); // a slice names its registration
     if (net->registrations() != 1)
       return internalError("a release did not drop its registration");
 
     // The peer learns the key; rank 0 writes bytes 100.. of its buffer
     // into rank 1's at offset 50.
     std::vector<std::vector<IbRemote>> all;
-    MSCCLC_TRY(IbNetwork::exchange(b, {sliceRegion(first, 0)}, &all));
+    MSCCLC_TRY(IbNetwork::exchange(b, {sliceOf(first, 0)}, &all));
     if (all.size() != 2 || all[size_t(1 - r)][0].bytes != 8192)
       return internalError("the exchange lost a region");
     if (r == 0) {
       IbChannelSpec spec;
-      spec.src[0] = sliceRegion(first, 100);
-      spec.dst[1] = sliceRemote(all[1][0], 50);
+      spec.src[0] = sliceOf(first, 100);
+      spec.dst[1] = sliceOf(all[1][0], 50);
       std::unique_ptr<Transport> channel;
       MSCCLC_TRY(makeIbChannel(net->connection(1), spec, &channel));
       MSCCLC_TRY(channel->put(0, 0, 1, 0, 1000));

@@ -48,6 +48,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <algorithm>
 #include <map>
 #include <string>
 #include <memory>
@@ -264,12 +265,18 @@ private:
   std::map<std::pair<uint64_t, uint64_t>, Registration> byAllocation_;
 };
 
-/// `region` from `offset` on (at most `bytes` of it).
-IbRegion sliceRegion(const IbRegion &region, uint64_t offset,
-                     uint64_t bytes = UINT64_MAX);
-/// `remote` from `offset` on (at most `bytes` of it).
-IbRemote sliceRemote(const IbRemote &remote, uint64_t offset,
-                     uint64_t bytes = UINT64_MAX);
+/// A registered range (IbRegion or IbRemote: an address and a byte count
+/// besides its keys) from `offset` on, at most `bytes` of it, clamped to
+/// the range.
+template <class Range>
+Range sliceOf(const Range &range, uint64_t offset,
+              uint64_t bytes = UINT64_MAX) {
+  Range r = range;
+  offset = std::min(offset, range.bytes);
+  r.address += offset;
+  r.bytes = std::min(bytes, range.bytes - offset);
+  return r;
+}
 
 } // namespace mscclc::rt
 
