@@ -859,20 +859,12 @@ int fallbackTest(bool quick) {
   return failures ? 1 : 0;
 }
 
-int splitTest(int ranks) {
+/// One part of --collectives alone (--premulsum-test, --split-test).
+int partOfCollectives(int ranks, void (*part)(const World &)) {
   World w;
   if (!makeWorld(ranks, &w))
     return 1;
-  testSplit(w);
-  endWorld(&w);
-  return failures ? 1 : 0;
-}
-
-int preMulSumTest(int ranks) {
-  World w;
-  if (!makeWorld(ranks, &w))
-    return 1;
-  testPreMulSum(w);
+  part(w);
   endWorld(&w);
   return failures ? 1 : 0;
 }
@@ -1095,9 +1087,9 @@ int main(int argc, char **argv) {
   else if (mode == "--fallback-test")
     rc = fallbackTest(quick);
   else if (mode == "--premulsum-test")
-    rc = preMulSumTest(ranks);
+    rc = partOfCollectives(ranks, testPreMulSum);
   else if (mode == "--split-test")
-    rc = splitTest(ranks);
+    rc = partOfCollectives(ranks, testSplit);
   else if (mode == "--window-test")
     rc = windowTest(ranks, windowLog);
   else
