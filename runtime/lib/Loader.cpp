@@ -437,8 +437,8 @@ Status Module::function(const std::string &name, CUfunction *out) const {
   MSCCLC_LOG(Debug, "kernel {}: {} bytes of local memory per thread (stack "
              "limit {})", name, localBytes, limit);
   if (size_t(localBytes) > limit) {
-    MSCCLC_LOG(Debug, "kernel {}: {} bytes of local memory per thread; "
-               "raising the stack limit from {}", name, localBytes, limit);
+    MSCCLC_LOG(Debug, "kernel {}: raising the stack limit from {} to {}",
+               name, limit, localBytes);
     MSCCLC_CUDA_CHECK(cudaDeviceSetLimit(cudaLimitStackSize, size_t(localBytes)));
   }
 #endif

@@ -601,14 +601,14 @@ int runWithLoneLauncher(int n, Kernel kernel,
   return total;
 }
 
+/// When the process started: the ranks' reports share it.
+const auto kProcessStart = std::chrono::steady_clock::now();
+
 /// Rank 1 never launches: rank 0's wait must time out and be reported with
 /// rank/block/channel/op; a reset must make the program usable again, and
 /// the communicators must then be destroyed cleanly. Over memory channels
 /// (a peer's semaphore) and port channels (the proxy, whose FIFO the
 /// timed-out kernel leaves behind).
-/// When the process started: the ranks' reports share it.
-const auto kProcessStart = std::chrono::steady_clock::now();
-
 int runTimeout(int n) {
   // Read once, before any launch; a longer one from the environment stays
   // (the tcp transport's first round trip after a reset may need it).

@@ -46,9 +46,9 @@
 #include "mscclc/runtime/IbVerbs.h"
 #include "mscclc/runtime/Transport.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
-#include <algorithm>
 #include <map>
 #include <string>
 #include <memory>
