@@ -122,20 +122,16 @@ Status Communicator::placeNodes() {
           "rank {}'s MSCCLC_TRANSPORT differs from rank 0's (this rank's is "
           "'{}'): every rank must be given the same",
           r, transportSpec()));
-    if ((p.nodeLabel < 0) != (peers_[0].nodeLabel < 0))
-      return invalidArgument(fmt::format(
-          "rank {} was given node {} at initialisation and rank 0 node {} "
-          "(-1: none): give every rank its node (e.g. its node in the "
-          "communicator it was split from) or none",
-          r, p.nodeLabel, peers_[0].nodeLabel));
     hostOf.push_back(p.hostHash);
     labels.push_back(p.nodeLabel);
   }
   // A split keeps its parent's nodes, whose ranks MSCCLC_NODE_OF_RANK
   // numbers: its list is not this communicator's.
-  if (labels[0] >= 0)
+  if (std::any_of(labels.begin(), labels.end(), [](int l) { return l >= 0; }))
     return assignNodesFromLabels(hostOf, labels,
-                                 "the nodes given at initialisation", &nodeOf_);
+                                 "the placement given at initialisation "
+                                 "(mscclcCommInitRankOnNode)",
+                                 &nodeOf_);
   return assignNodes(hostOf, nodeSpec(), &nodeOf_);
 }
 

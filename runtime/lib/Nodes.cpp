@@ -66,6 +66,12 @@ Status assignNodesFromLabels(const std::vector<uint64_t> &hostOf,
   // Inside a node, ranks map each other's memory: one host only.
   std::map<int, int> first;
   for (int r = 0; r < n; ++r) {
+    if (labels[size_t(r)] < 0)
+      return invalidArgument(fmt::format(
+          "{}: rank {} was given no node, while others were: give every rank "
+          "its node (e.g. its node in the communicator it was split from) or "
+          "none",
+          origin, r));
     auto [it, fresh] = first.emplace(labels[size_t(r)], r);
     if (!fresh && hostOf[size_t(it->second)] != hostOf[size_t(r)])
       return invalidArgument(fmt::format(

@@ -100,6 +100,14 @@ TEST(ApiTest, NullArgumentsAreRejected) {
   EXPECT_EQ(mscclcCommGetAsyncError(nullptr, &asyncError), mscclcInvalidArgument);
   EXPECT_NE(std::string(mscclcGetLastError()).find("must not be NULL"),
             std::string::npos);
+  mscclcUniqueId id{};
+  mscclcComm_t comm = nullptr;
+  EXPECT_EQ(mscclcCommInitRankOnNode(&comm, 2, id, 0, -2), mscclcInvalidArgument);
+  EXPECT_NE(std::string(mscclcGetLastError()).find("node must be a node number"),
+            std::string::npos)
+      << mscclcGetLastError();
+  int node = 0;
+  EXPECT_EQ(mscclcCommNode(nullptr, &node), mscclcInvalidArgument);
   EXPECT_EQ(mscclcMemAlloc(nullptr, 1024), mscclcInvalidArgument);
   void *ptr = &p;
   EXPECT_EQ(mscclcMemAlloc(&ptr, 0), mscclcInvalidArgument);

@@ -62,6 +62,11 @@ TEST(Nodes, LabelsFromAParentKeepItsNodes) {
   ASSERT_FALSE(s.isOk());
   EXPECT_NE(s.message().find("the parent's nodes puts ranks 0 and 2"), std::string::npos)
       << s.message();
+  // Every rank has a node or none does.
+  s = assignNodesFromLabels(kOneHost, {0, 0, -1, 1}, "the nodes given", &nodes);
+  ASSERT_FALSE(s.isOk());
+  EXPECT_NE(s.message().find("rank 2 was given no node"), std::string::npos)
+      << s.message();
 }
 
 TEST(Nodes, ShapeCheckAcceptsTheCompiledShape) {

@@ -41,7 +41,8 @@ Status assignNodes(const std::vector<uint64_t> &hostOf, const std::string &spec,
 
 /// The same from a node label per rank (`labels[r]`, e.g. the node each
 /// rank had in a parent communicator); `origin` says where the labels come
-/// from in messages. A label may not span two hosts either.
+/// from in messages. A label may not span two hosts either, and every rank
+/// needs one (>= 0).
 Status assignNodesFromLabels(const std::vector<uint64_t> &hostOf,
                              const std::vector<int> &labels,
                              const std::string &origin,
