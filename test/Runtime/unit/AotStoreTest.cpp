@@ -442,8 +442,9 @@ TEST(AotPickTest, BuildWritesEveryPickAndKeepsValidEntries) {
   config.archs = {MSCCLC_AOT_TEST_ARCH};
   config.ranks = {MSCCLC_AOT_TEST_RANKS};
   config.dtypes = {MSCCLC_AOT_TEST_DTYPE};
-  // Two nodes of one rank: the multi-node picks too, each a program of
-  // MSCCLC_AOT_TEST_RANKS kernels like the one-node ones.
+  // One rank per node as well (MSCCLC_AOT_TEST_RANKS nodes): the
+  // multi-node picks too, each a program of MSCCLC_AOT_TEST_RANKS kernels
+  // like the one-node ones.
   config.nodeShapes = {{MSCCLC_AOT_TEST_RANKS, 1}};
   std::vector<AotKernel> kernels;
   std::vector<AotBundle> bundles;
