@@ -41,10 +41,12 @@ constexpr uint32_t kMaxRanks = 65536;
 constexpr size_t kSecretBytes = 32;
 
 /// The address of a listening socket, as carried in ids and messages.
+/// Zeroed by default: a port left unset is 0 (any free port), and the
+/// bytes past an IPv4 address are 0 on the wire.
 struct WireAddr {
-  uint16_t family; // AF_INET or AF_INET6
-  uint16_t port;   // network order
-  uint8_t addr[16];
+  uint16_t family = 0; // AF_INET or AF_INET6
+  uint16_t port = 0;   // network order
+  uint8_t addr[16] = {};
 };
 
 struct IdLayout {
