@@ -70,6 +70,16 @@ LogicalResult Machine::issuePut(int task, const Step &step, uint32_t inst,
     cs.inflight.push_back({seq, t.rank, srcBuffer, srcLo,
                            srcLo + (hi - lo), issue});
     double ready = std::max(start, cs.dataReady) + lat + bytes / perUs(bw);
+    if (ch.crossNode) {
+      // On the wire the bytes hold both ends' NICs, which every transfer
+      // across nodes from or to those GPUs shares.
+      double &send = nicSendFree[nicOf(ch.src)];
+      double &receive = nicReceiveFree[nicOf(ch.dst)];
+      double wireDone =
+          std::max({start, send, receive}) + bytes / perUs(bw);
+      send = receive = wireDone;
+      ready = std::max(ready, wireDone + lat);
+    }
     cs.dataReady = ready;
     cs.queue.push_back({false, seq, ready, nullptr, issue, -1});
     return success();
@@ -83,6 +93,12 @@ LogicalResult Machine::issuePut(int task, const Step &step, uint32_t inst,
   duration += std::max(took, linkDone - start);
   cs.dataReady = std::max(cs.dataReady, start + duration + cost.memHBLatency);
   return success();
+}
+
+size_t Machine::nicOf(int rank) const {
+  int perNic = std::max(1, static_cast<int>(cost.gpusPerNic));
+  int node = rank / model.gpusPerNode, local = rank % model.gpusPerNode;
+  return static_cast<size_t>(node * model.gpusPerNode + local / perNic);
 }
 
 void Machine::commit(int c, uint64_t beforeSeq, const Access &tag) {

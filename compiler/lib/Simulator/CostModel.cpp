@@ -22,6 +22,7 @@ const Field fields[] = {
     {"portBandwidth", "port_bandwidth", &CostModel::portBandwidth},
     {"netLatency", "net_latency", &CostModel::netLatency},
     {"netBandwidth", "net_bandwidth", &CostModel::netBandwidth},
+    {"gpusPerNic", "gpus_per_nic", &CostModel::gpusPerNic},
     {"signalLatency", "signal_latency", &CostModel::signalLatency},
     {"switchLatency", "switch_latency", &CostModel::switchLatency},
     {"switchBandwidth", "switch_bandwidth", &CostModel::switchBandwidth},

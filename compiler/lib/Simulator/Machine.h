@@ -372,6 +372,10 @@ private:
   std::string context;
   std::vector<Word> scratchA, scratchB;
   std::vector<double> egressFree; ///< per rank, for the cost model
+  /// Per NIC (nicOf), when its send / receive side is next free.
+  std::vector<double> nicSendFree, nicReceiveFree;
+  /// The NIC that carries `rank`'s transfers across nodes.
+  size_t nicOf(int rank) const;
   TraceSlice overflowSlice;       ///< written to once the trace is full
 };
 

@@ -36,6 +36,8 @@ Machine::Machine(const Model &model, const Layout &layout, DataType type,
     }
   channels.resize(model.channels.size());
   egressFree.assign(model.ranks, 0);
+  nicSendFree.assign(model.ranks, 0);
+  nicReceiveFree.assign(model.ranks, 0);
   for (auto [b, block] : llvm::enumerate(model.blocks)) {
     for (int64_t m = 0; m < block.group; ++m) {
       Task task;

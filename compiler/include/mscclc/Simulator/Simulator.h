@@ -67,7 +67,11 @@ struct CostModel {
   double portLatency = 0.83;   ///< copy engine / proxy, inside a node
   double portBandwidth = 395.6;
   double netLatency = 4.89;    ///< port channel across nodes (RDMA)
-  double netBandwidth = 48.9;
+  double netBandwidth = 48.9;  ///< one NIC, each way
+  /// GPUs of a node that share one NIC (1: a NIC per GPU, as on DGX
+  /// H100/H200). Transfers across nodes queue on the sender's and the
+  /// receiver's NIC, so concurrent ones share its bandwidth.
+  double gpusPerNic = 1;
   double signalLatency = 0.63; ///< half the measured flag round trip
   double switchLatency = 1.0;  ///< multimem ld_reduce / st through NVSwitch
   double switchBandwidth = 320;
