@@ -419,17 +419,13 @@ void testCollectives(const World &w, bool quick) {
                       Coll::Broadcast, Coll::Reduce, Coll::AllToAll,
                       Coll::Gather, Coll::Scatter};
   // Every collective in float32 (sum): stdlib/selection.json serves each
-  // on one node, so each must run. Over virtual nodes (MSCCLC_NODE_OF_RANK)
-  // reduce, gather and scatter have no multi-node algorithm, and ranks that
-  // share a GPU have no fallback: those are refused with the reason.
-  bool virtualNodes = getenv("MSCCLC_NODE_OF_RANK") != nullptr;
-  for (Coll c : all) {
-    bool served = !virtualNodes || (c != Coll::Reduce && c != Coll::Gather && c != Coll::Scatter);
+  // on one node and over several (MSCCLC_NODE_OF_RANK's virtual nodes), so
+  // each must run natively.
+  for (Coll c : all)
     for (size_t count : counts)
       for (Placement where : {Placement::OutOfPlace, Placement::InPlace})
         if (where == Placement::OutOfPlace || c != Coll::AllToAll) // NCCL has no in-place all-to-all
-          runCase(w, c, count, ncclFloat32, ncclSum, where, served);
-  }
+          runCase(w, c, count, ncclFloat32, ncclSum, where, true);
   // Every data type and operator of the reductions.
   const ncclDataType_t types[] = {ncclInt8, ncclUint8, ncclInt32, ncclUint32,
                                   ncclInt64, ncclUint64, ncclFloat16,
