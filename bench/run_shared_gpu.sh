@@ -4,8 +4,8 @@
 # time-out and abort tests, every stdlib file, mscclcRunCollective (the
 # table's picks, across the LL epoch's wrap-around, and a 10,000-call
 # random soak at 4 ranks), the NCCL library's PreMulSum at 2, 4 and 8
-# ranks, compute-sanitizer at 4 ranks, the ahead-of-time first call and the
-# fallback under a preloaded real NCCL, one pass
+# ranks, compute-sanitizer at 4 ranks, 2 virtual nodes x 2 ranks, the
+# ahead-of-time first call and the fallback under a preloaded real NCCL, one pass
 # per rank count, logs under OUT (default build/shared-gpu-logs). These are
 # correctness runs: no timing here is a link figure.
 #   bench/run_shared_gpu.sh [RANKS...]       (default: 2 4 8)
@@ -68,11 +68,23 @@ for r in "${@:-2 4 8}"; do
         --types f32 --max-bytes 65536 --repeat 2 --ranks "$r"
       step "$tool-ports-i8-$r" 600 compute-sanitizer --tool $tool --error-exitcode 3 \
         $B/runtime-gpu-collectives --examples stdlib --models group --quick \
-        --only allgather_port,allreduce_2pa_port,allreduce_2pr --types f32 \
+        --only allgather_port,allreduce_2pa_port,allreduce_2pr,reduce_port,gather_port,scatter_port --types f32 \
         --max-bytes 65536 --repeat 2 --instances 8 --ranks "$r"
     done
   fi
 done
+# Two virtual nodes x 2 ranks (TCP between them): every stdlib file that
+# spans nodes, at 1 and 8 instances (the table's multi-node picks take 8
+# from 64 KB), and the NCCL library's collectives, every one of which the
+# table serves natively over nodes.
+for k in 1 8; do
+  step "collectives-2nodes-i$k" 600 env CUDA_DEVICE_MAX_CONNECTIONS=32 \
+    $B/runtime-gpu-collectives --examples stdlib --models group --types f32,bf16 \
+    --max-bytes 67108864 --repeat 20 --instances $k --ranks 4 --nodes 2
+done
+step "nccl-collectives-2nodes" 600 env MSCCLC_ALLOW_SHARED_GPU=1 \
+  MSCCLC_NODE_OF_RANK=0,0,1,1 CUDA_DEVICE_MAX_CONNECTIONS=32 \
+  $B/nccl-gpu-test --collectives --quick --ranks 4
 # A fresh process's first all-reduce from the ahead-of-time store, with
 # NVRTC and the compiler made unavailable (the test sets MSCCLC_NVRTC and
 # MSCCLC_COMPILER itself).
