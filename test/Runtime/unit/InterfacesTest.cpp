@@ -12,6 +12,8 @@
 
 #include <arpa/inet.h>
 #include <cstdlib>
+#include <cstring>
+#include <new>
 #include <sys/socket.h>
 #include <thread>
 
@@ -109,6 +111,29 @@ TEST(InterfaceChoice, SpecPicksAmongTheUpInterfaces) {
   EXPECT_EQ(chosen(list, "^lo,docker,eth"), "ib0");
   EXPECT_EQ(chosen(list, "^=lo"), "docker0");
   EXPECT_EQ(chosen(list, "wlan"), "none");
+}
+
+// An address to listen on has port 0 (the kernel picks a free one) and
+// zeros past an IPv4 address, whatever the memory held before: a port left
+// from earlier contents once made a rank bind a port in use.
+TEST(InterfaceChoice, ListenAddressesHavePortZero) {
+  alignas(InterfaceAddress) unsigned char raw[sizeof(InterfaceAddress)];
+  memset(raw, 0xab, sizeof(raw));
+  auto *a = new (raw) InterfaceAddress;
+  EXPECT_EQ(a->addr.port, 0);
+  EXPECT_EQ(a->addr.family, 0);
+  for (uint8_t b : a->addr.addr)
+    EXPECT_EQ(b, 0);
+  a->~InterfaceAddress();
+
+  wire::WireAddr chosen;
+  memset(&chosen, 0xab, sizeof(chosen));
+  Status s = chooseListenAddress("lo", "MSCCLC_SOCKET_IFNAME", &chosen);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  EXPECT_EQ(chosen.family, AF_INET);
+  EXPECT_EQ(chosen.port, 0);
+  for (size_t i = 4; i < sizeof(chosen.addr); ++i)
+    EXPECT_EQ(chosen.addr[i], 0) << "byte " << i;
 }
 
 class InterfacesLoopbackTest : public ::testing::Test {
