@@ -14,7 +14,7 @@ NODES x GPUS ranks, --gpus-per-node GPUS); --ranks '' leaves out the
 single-node ones:
 
   bench/rank_by_cost_model.py --mscclc build/bin/mscclc \\
-      --cost-model bench/cost-model-h200x2.json --ranks '' --shapes 2x4,2x8,4x8 \\
+      --cost-model bench/cost-model-h200x2.json --ranks '' --shapes 2x2,2x4,2x8,4x8 \\
       --out bench/results/cost-model-ranking-nodes.md"""
 import argparse
 import concurrent.futures
