@@ -9,7 +9,13 @@
 # per rank count, logs under OUT (default build/shared-gpu-logs). These are
 # correctness runs: no timing here is a link figure.
 #   bench/run_shared_gpu.sh [RANKS...]       (default: 2 4 8)
+# STEPS=REGEX runs only the steps whose name matches (e.g.
+# 'run-collective|fp8' or 'collectives-2nodes'), to fit a short device slot.
+# BUDGET_S=N ends every step by N seconds after the script started (a step
+# that would get under 10 s is skipped and says so), to end inside a call's
+# time limit with every log written.
 set -u
+ends=$(( $(date +%s) + ${BUDGET_S:-1000000} ))
 cd "$(dirname "$0")/.."
 OUT="${OUT:-build/shared-gpu-logs}"
 mkdir -p "$OUT"
@@ -21,13 +27,17 @@ export MSCCLC_COMPILER="${MSCCLC_COMPILER:-$PWD/build/bin/mscclc}"
 
 step() { # name time-limit command...: runs it, prints its verdict lines
   local name=$1 limit=$2; shift 2
+  [[ -n "${STEPS:-}" && ! "$name" =~ $STEPS ]] && return
   local start=$(date +%s)
+  (( limit > ends - start )) && limit=$(( ends - start ))
+  (( limit < 10 )) && { echo "$name: not run (BUDGET_S spent)"; return; }
   timeout -s KILL "$limit" "$@" > "$OUT/$name.log" 2>&1
   local rc=$?
   echo "$name: exit $rc in $(( $(date +%s) - start )) s: $(grep -E 'passed|FAILED|PASSED|SKIPPED' "$OUT/$name.log" | tail -2 | cut -c1-200 | tr '\n' ' ')"
 }
 B=build/bin
-for r in "${@:-2 4 8}"; do
+RANKS=(${@:-2 4 8})
+for r in "${RANKS[@]}"; do
   # 8 ranks with port channels need more than CUDA's default 8 hardware
   # work queues (docs/runtime.md, "Several ranks on one GPU").
   queues=()
@@ -43,7 +53,25 @@ for r in "${@:-2 4 8}"; do
       --examples stdlib --models group --types f32,f16,bf16,i32 \
       --max-bytes 67108864 --repeat 100 --instances $k --ranks "$r"
   done
-  # mscclcRunCollective: the stdlib selection's picks for every collective.
+  # Every dtype and op at small sizes (1 element to 64 KiB per buffer)
+  # through every stdlib file: all 12 types at 2 ranks; at 4 and 8 ranks
+  # half of them each, so every type runs at 2 and one larger count.
+  case $r in
+    2) types=all ;;
+    4) types=f32,f16,bf16,f64,i8,u8 ;;
+    *) types=i32,u32,i64,u64,f8e4m3,f8e5m2 ;;
+  esac
+  for op in sum prod min max avg; do
+    step "collectives-$op-$r" 600 "${queues[@]}" $B/runtime-gpu-collectives \
+      --examples stdlib --models group --types $types --op $op \
+      --max-bytes 65536 --repeat 0 --ranks "$r"
+  done
+  # fp8 (e4m3, e5m2) through every stdlib file, 1 element to 64 MiB.
+  step "collectives-fp8-$r" 600 "${queues[@]}" $B/runtime-gpu-collectives \
+    --examples stdlib --models group --types f8e4m3,f8e5m2 \
+    --max-bytes 67108864 --repeat 20 --ranks "$r"
+  # mscclcRunCollective: the stdlib selection's picks for every collective,
+  # every dtype and op at small counts, f32/bf16/fp8 sums to 16 MiB.
   step "run-collective-$r" 600 "${queues[@]}" $B/runtime-gpu-run-collective \
     --quick --max-bytes 16777216 --ranks "$r"
   # LL flags across the 32-bit epoch wrap-around.
@@ -82,6 +110,12 @@ for k in 1 8; do
     $B/runtime-gpu-collectives --examples stdlib --models group --types f32,bf16 \
     --max-bytes 67108864 --repeat 20 --instances $k --ranks 4 --nodes 2
 done
+# The self-test and the time-out test (a time-out, a reset that drains the
+# TCP frames in flight, a clean run) with every port channel over TCP.
+step "selftest-tcp" 300 env MSCCLC_TRANSPORT=tcp CUDA_DEVICE_MAX_CONNECTIONS=32 \
+  $B/runtime-gpu-selftest --quick --ranks 2
+step "timeout-tcp" 300 env MSCCLC_TRANSPORT=tcp MSCCLC_TIMEOUT_MS=3000 \
+  CUDA_DEVICE_MAX_CONNECTIONS=32 $B/runtime-gpu-selftest --timeout-test --ranks 2
 step "nccl-collectives-2nodes" 600 env MSCCLC_ALLOW_SHARED_GPU=1 \
   MSCCLC_NODE_OF_RANK=0,0,1,1 CUDA_DEVICE_MAX_CONNECTIONS=32 \
   $B/nccl-gpu-test --collectives --quick --ranks 4

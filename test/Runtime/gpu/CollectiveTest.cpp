@@ -12,7 +12,11 @@
 //
 //   runtime-gpu-collectives --examples DIR [--only a,b] [--models group,procs]
 //       [--types f32,f16,bf16,i32] [--max-bytes N] [--quick] [--instances K]
-//       (also f8e4m3,f8e5m2: data on a grid where sums are exact)
+//       (any of GpuTestUtil.h's names, f64, i8, u8, u32, i64, u64, f8e4m3
+//       and f8e5m2 too, or "all"; fp8 data on a grid where sums are exact)
+//       [--op sum|prod|min|max|avg]  (the reduction's operator, sum by
+//                       default; with another, only reducing examples run,
+//                       on inputs made for it: caseInput in GpuTestUtil.h)
 //       [--memalloc]   (user buffers from mscclcMemAlloc instead of cudaMalloc;
 //                       one-process model only)
 //       [--ranks N]    (N ranks over the GPUs present, several per GPU where
@@ -117,6 +121,23 @@ inline uint64_t mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
+/// The reduction operator of this run (--op): every kernel is compiled and
+/// run with it, and fill() makes inputs for it.
+mscclcRedOp_t gOp = mscclcSum;
+
+const char *opName(mscclcRedOp_t op) {
+  static const char *names[] = {"sum", "prod", "min", "max", "avg", "premulsum"};
+  return names[int(op)];
+}
+bool parseOp(const std::string &s, mscclcRedOp_t *op) {
+  for (mscclcRedOp_t o : {mscclcSum, mscclcProd, mscclcMin, mscclcMax, mscclcAvg})
+    if (s == opName(o)) {
+      *op = o;
+      return true;
+    }
+  return false;
+}
+
 /// Elements [begin, begin + n) of the value stream `seed`, into buf[0, n):
 /// element i depends only on i, so a reference regenerates just the slice
 /// it needs.
@@ -124,15 +145,7 @@ void fill(DType t, void *buf, size_t begin, size_t n, uint64_t seed) {
   parallelFor(n, [&](size_t from, size_t to) {
     for (size_t j = from; j < to; ++j) {
       uint64_t h = mix(seed * 0x100000001b3ull + begin + j);
-      float f = float(int64_t(h >> 40) - (1 << 23)) / float(1 << 23); // [-1, 1)
-      switch (t) {
-      case DType::F32: static_cast<float *>(buf)[j] = f; break;
-      case DType::F16: static_cast<__half *>(buf)[j] = __float2half(f); break;
-      case DType::BF16: static_cast<__nv_bfloat16 *>(buf)[j] = __float2bfloat16(f); break;
-      case DType::I32: static_cast<int32_t *>(buf)[j] = int32_t(h % 200001) - 100000; break;
-      case DType::F8E4M3:
-      case DType::F8E5M2: storeFp8(t, buf, j, fp8TestValue(t, f)); break;
-      }
+      store(t, buf, j, caseInput(t, gOp, testValue(t, h), h >> 32));
     }
   });
 }
@@ -209,8 +222,8 @@ PinnedScratch &resultScratch() {
 }
 
 /// The expected output of `rank` into *ref, from the slice of each rank's
-/// input that reaches it; *terms is the number of inputs summed into each
-/// element.
+/// input that reaches it; *terms is the number of inputs reduced into each
+/// element (with gOp).
 void reference(const Example &ex, int n, int rank, size_t count, DType t,
                int round, std::vector<double> *ref, int *terms) {
   const std::string &c = ex.collective;
@@ -230,10 +243,17 @@ void reference(const Example &ex, int n, int rank, size_t count, DType t,
          seedOf(r, count, t, round));
     double *out = ref->data() + (toSlice ? size_t(r) * count : 0);
     parallelFor(count, [&](size_t from, size_t to) {
-      for (size_t i = from; i < to; ++i)
-        out[i] = (sums ? out[i] : 0.0) + load(t, slice, i);
+      for (size_t i = from; i < to; ++i) {
+        double x = load(t, slice, i);
+        out[i] = sums && r > 0 ? applyOp(gOp, out[i], x) : x;
+      }
     });
   }
+  if (sums)
+    parallelFor(count, [&](size_t from, size_t to) {
+      for (size_t i = from; i < to; ++i)
+        (*ref)[i] = finishReduction(t, gOp, (*ref)[i], n);
+    });
 }
 
 struct Buffers {
@@ -372,8 +392,11 @@ size_t verify(const Example &ex, const Buffers &b, int n, int rank, size_t count
     last.key = key;
     reference(ex, n, rank, count, t, round, &last.ref, &last.terms);
   }
-  // Every input lies in [-1, 1) (integers: exact sums, no tolerance).
-  double tol = last.terms > 1 ? tolerance(t, last.terms, 1.0) : 0.0;
+  // Every input lies in [-1, 1), products' near 1 (integers: exact, no
+  // tolerance but the rounding of avg's division).
+  double tol = last.terms > 1 ? tolerance(t, last.terms, gOp == mscclcProd ? 4.0 : 1.0) : 0.0;
+  if (last.terms > 1 && isInteger(t) && gOp == mscclcAvg)
+    tol = 1;
   Stopwatch watch(&time.compares);
   return compare(t, host, last.ref, tol, what);
 }
@@ -453,6 +476,13 @@ struct Tally {
   int pass = 0, fail = 0, skip = 0;
 };
 
+/// Whether the example runs under gOp: every one with sum, only the
+/// reducing ones with another operator (the rest ignore it).
+bool servesOp(const Example &ex) {
+  return gOp == mscclcSum || ex.collective == "allreduce" ||
+         ex.collective == "reduce" || ex.collective == "reducescatter";
+}
+
 
 void report(Tally &t, const char *verdict, const std::string &what,
             const std::string &extra = "") {
@@ -490,9 +520,16 @@ void runExample(const Options &o, const Example &ex, int n,
                 const std::vector<mscclcComm_t> &comms, const std::vector<int> &ranks,
                 const char *model, Tally &tally, PhaseTimes &time, bool inPlace) {
   std::string label = std::string("[") + model + "] " + ex.name;
+  if (gOp != mscclcSum)
+    label += std::string(" ") + opName(gOp);
   if (ex.skipReason.size()) {
     if (ranks[0] == 0 || comms.size() > 1)
       report(tally, "SKIP", label, ex.skipReason);
+    return;
+  }
+  if (!servesOp(ex)) {
+    if (ranks[0] == 0 || comms.size() > 1)
+      report(tally, "SKIP", label, "not a reduction");
     return;
   }
   std::vector<cudaStream_t> streams(comms.size());
@@ -514,7 +551,7 @@ void runExample(const Options &o, const Example &ex, int n,
     std::string msg;
     for (size_t i = 0; i < comms.size(); ++i) {
       mscclcResult_t r = mscclcProgramRun(ex.program, comms[i], bufs[i].send,
-                                          bufs[i].recv, count, apiType(t), mscclcSum,
+                                          bufs[i].recv, count, apiType(t), gOp,
                                           streams[i]);
       if (r != mscclcSuccess && first == mscclcSuccess) {
         first = r;
@@ -530,7 +567,7 @@ void runExample(const Options &o, const Example &ex, int n,
     // rank's proxy, which must be done before the buffers are freed.
     for (size_t i = 0; i < comms.size(); ++i) {
       MSCCLC_CUDA_OR_EXIT(cudaSetDevice(o.layout.deviceOf(ranks[i])));
-      r = mscclcProgramCheck(ex.program, comms[i], apiType(t), mscclcSum, streams[i]);
+      r = mscclcProgramCheck(ex.program, comms[i], apiType(t), gOp, streams[i]);
       if (r != mscclcSuccess && first == mscclcSuccess) {
         first = r;
         msg = mscclcGetLastError();
@@ -552,7 +589,7 @@ void runExample(const Options &o, const Example &ex, int n,
           results[i] = mscclcDeviceError;
         else
           results[i] = mscclcProgramReset(ex.program, comms[i], apiType(t),
-                                          mscclcSum);
+                                          gOp);
       });
     for (std::thread &th : threads)
       th.join();
@@ -647,7 +684,7 @@ void runExample(const Options &o, const Example &ex, int n,
       MSCCLC_OR_EXIT(mscclcGroupStart());
       for (size_t i = 0; i < comms.size(); ++i) {
         mscclcResult_t r = mscclcProgramRun(ex.program, comms[i], bufs[i].send, bufs[i].recv,
-                                            count, mscclcFloat32, mscclcSum, streams[i]);
+                                            count, mscclcFloat32, gOp, streams[i]);
         if (r != mscclcSuccess && first == mscclcSuccess) {
           first = r;
           msg = mscclcGetLastError();
@@ -664,7 +701,7 @@ void runExample(const Options &o, const Example &ex, int n,
     for (size_t i = 0; i < comms.size(); ++i) { // every rank (see runAll)
       MSCCLC_CUDA_OR_EXIT(cudaSetDevice(o.layout.deviceOf(ranks[i])));
       mscclcResult_t r =
-          mscclcProgramCheck(ex.program, comms[i], mscclcFloat32, mscclcSum, streams[i]);
+          mscclcProgramCheck(ex.program, comms[i], mscclcFloat32, gOp, streams[i]);
       if (r != mscclcSuccess && first == mscclcSuccess) {
         first = r;
         msg = mscclcGetLastError();
@@ -715,12 +752,12 @@ Tally runModel(const Options &o, const std::string &dir,
       [&](size_t i, size_t k) {
         const Example &ex = examples[i];
         // Switch programs may be refused at run time: compiled on demand.
-        if (!ex.program || ex.switchChannels)
+        if (!ex.program || ex.switchChannels || !servesOp(ex))
           return;
         DType t = o.types[k / ranks.size()];
         int rank = ranks[k % ranks.size()];
         // An unsupported type fails here at once; the run reports it.
-        mscclcProgramCompileKernel(ex.program, rank, apiType(t), mscclcSum,
+        mscclcProgramCompileKernel(ex.program, rank, apiType(t), gOp,
                                    o.layout.deviceOf(rank));
       });
   Tally tally;
@@ -773,15 +810,16 @@ int main(int argc, char **argv) {
     else if (a == "--memalloc") o.cuMem = true;
     else if (a == "--ranks") o.ranks = atoi(next().c_str());
     else if (a == "--nodes") o.nodes = atoi(next().c_str());
-    else if (a == "--types") {
-      o.types.clear();
-      for (const std::string &s : split(next())) {
-        DType t;
-        if (!parseType(s, &t)) {
-          fprintf(stderr, "unknown type %s\n", s.c_str());
-          return 1;
-        }
-        o.types.push_back(t);
+    else if (a == "--op") {
+      if (!parseOp(next(), &gOp)) {
+        fprintf(stderr, "--op takes sum, prod, min, max or avg\n");
+        return 1;
+      }
+    } else if (a == "--types") {
+      std::string list = next();
+      if (!parseTypes(list, &o.types)) {
+        fprintf(stderr, "unknown type in %s\n", list.c_str());
+        return 1;
       }
     } else {
       fprintf(stderr, "unknown argument %s\n", a.c_str());

@@ -105,45 +105,101 @@ inline bool chooseLayout(int ranks, RankLayout *out) {
   return true;
 }
 
-enum class DType { F32, F16, BF16, I32, F8E4M3, F8E5M2 };
+/// Every element type of the API (mscclcDataType_t).
+enum class DType { F32, F16, BF16, F64, I8, U8, I32, U32, I64, U64, F8E4M3, F8E5M2 };
+
+/// All of them, for sweeps over every type.
+inline const std::vector<DType> &allTypes() {
+  static const std::vector<DType> all = {
+      DType::F32, DType::F16, DType::BF16, DType::F64, DType::I8, DType::U8,
+      DType::I32, DType::U32, DType::I64, DType::U64, DType::F8E4M3,
+      DType::F8E5M2};
+  return all;
+}
 
 inline bool isFp8(DType t) { return t == DType::F8E4M3 || t == DType::F8E5M2; }
+inline bool isInteger(DType t) {
+  return t == DType::I8 || t == DType::U8 || t == DType::I32 ||
+         t == DType::U32 || t == DType::I64 || t == DType::U64;
+}
+inline bool isUnsigned(DType t) {
+  return t == DType::U8 || t == DType::U32 || t == DType::U64;
+}
 
 inline const char *name(DType t) {
   switch (t) {
   case DType::F32: return "f32";
   case DType::F16: return "f16";
   case DType::BF16: return "bf16";
+  case DType::F64: return "f64";
+  case DType::I8: return "i8";
+  case DType::U8: return "u8";
   case DType::I32: return "i32";
+  case DType::U32: return "u32";
+  case DType::I64: return "i64";
+  case DType::U64: return "u64";
   case DType::F8E4M3: return "f8e4m3";
   case DType::F8E5M2: return "f8e5m2";
   }
   return "?";
 }
 inline size_t sizeOf(DType t) {
-  if (isFp8(t))
+  switch (t) {
+  case DType::I8: case DType::U8: case DType::F8E4M3: case DType::F8E5M2:
     return 1;
-  return t == DType::F16 || t == DType::BF16 ? 2 : 4;
+  case DType::F16: case DType::BF16:
+    return 2;
+  case DType::F32: case DType::I32: case DType::U32:
+    return 4;
+  case DType::F64: case DType::I64: case DType::U64:
+    return 8;
+  }
+  return 4;
 }
 inline mscclcDataType_t apiType(DType t) {
   switch (t) {
   case DType::F32: return mscclcFloat32;
   case DType::F16: return mscclcFloat16;
   case DType::BF16: return mscclcBfloat16;
+  case DType::F64: return mscclcFloat64;
+  case DType::I8: return mscclcInt8;
+  case DType::U8: return mscclcUint8;
   case DType::I32: return mscclcInt32;
+  case DType::U32: return mscclcUint32;
+  case DType::I64: return mscclcInt64;
+  case DType::U64: return mscclcUint64;
   case DType::F8E4M3: return mscclcFloat8e4m3;
   case DType::F8E5M2: return mscclcFloat8e5m2;
   }
   return mscclcFloat32;
 }
+/// A type by the name name() gives.
 inline bool parseType(const std::string &s, DType *t) {
-  if (s == "f32") *t = DType::F32;
-  else if (s == "f16") *t = DType::F16;
-  else if (s == "bf16") *t = DType::BF16;
-  else if (s == "i32") *t = DType::I32;
-  else if (s == "f8e4m3") *t = DType::F8E4M3;
-  else if (s == "f8e5m2") *t = DType::F8E5M2;
-  else return false;
+  for (DType d : allTypes())
+    if (s == name(d)) {
+      *t = d;
+      return true;
+    }
+  return false;
+}
+/// A comma-separated list of names, or "all"; false on an unknown name.
+inline bool parseTypes(const std::string &list, std::vector<DType> *out) {
+  if (list == "all") {
+    *out = allTypes();
+    return true;
+  }
+  out->clear();
+  size_t begin = 0;
+  while (begin <= list.size()) {
+    size_t end = list.find(',', begin);
+    if (end == std::string::npos)
+      end = list.size();
+    DType t;
+    if (!parseType(list.substr(begin, end - begin), &t))
+      return false;
+    out->push_back(t);
+    begin = end + 1;
+  }
   return true;
 }
 
@@ -174,14 +230,35 @@ inline double load(DType t, const void *base, size_t i) {
   case DType::F16: return double(__half2float(static_cast<const __half *>(base)[i]));
   case DType::BF16:
     return double(__bfloat162float(static_cast<const __nv_bfloat16 *>(base)[i]));
+  case DType::F64: return static_cast<const double *>(base)[i];
+  case DType::I8: return double(static_cast<const int8_t *>(base)[i]);
+  case DType::U8: return double(static_cast<const uint8_t *>(base)[i]);
   case DType::I32: return double(static_cast<const int32_t *>(base)[i]);
+  case DType::U32: return double(static_cast<const uint32_t *>(base)[i]);
+  case DType::I64: return double(static_cast<const int64_t *>(base)[i]);
+  case DType::U64: return double(static_cast<const uint64_t *>(base)[i]);
   case DType::F8E4M3:
   case DType::F8E5M2: return loadFp8(t, base, i);
   }
   return 0;
 }
 
-/// Stores `v` (representable in t, or rounded to nearest) as element i.
+/// An integral value `v` (exact in a double) wrapped into type t's range
+/// as two's-complement arithmetic of t's width wraps it: the reference of
+/// an integer product that overflows the type.
+inline double wrapInteger(DType t, double v) {
+  int64_t x = int64_t(v);
+  switch (t) {
+  case DType::I8: return double(int8_t(uint8_t(x)));
+  case DType::U8: return double(uint8_t(x));
+  case DType::I32: return double(int32_t(uint32_t(x)));
+  case DType::U32: return double(uint32_t(x));
+  default: return v; // 64-bit: the tests' values never reach 2^53
+  }
+}
+
+/// Stores `v` (representable in t, or rounded to nearest; integers
+/// wrapped) as element i.
 inline void store(DType t, void *base, size_t i, double v) {
   switch (t) {
   case DType::F32: static_cast<float *>(base)[i] = float(v); break;
@@ -189,38 +266,104 @@ inline void store(DType t, void *base, size_t i, double v) {
   case DType::BF16:
     static_cast<__nv_bfloat16 *>(base)[i] = __float2bfloat16(float(v));
     break;
-  case DType::I32: static_cast<int32_t *>(base)[i] = int32_t(v); break;
+  case DType::F64: static_cast<double *>(base)[i] = v; break;
+  case DType::I8: static_cast<int8_t *>(base)[i] = int8_t(wrapInteger(t, v)); break;
+  case DType::U8: static_cast<uint8_t *>(base)[i] = uint8_t(wrapInteger(t, v)); break;
+  case DType::I32: static_cast<int32_t *>(base)[i] = int32_t(wrapInteger(t, v)); break;
+  case DType::U32: static_cast<uint32_t *>(base)[i] = uint32_t(wrapInteger(t, v)); break;
+  case DType::I64: static_cast<int64_t *>(base)[i] = int64_t(v); break;
+  case DType::U64: static_cast<uint64_t *>(base)[i] = uint64_t(int64_t(v)); break;
   case DType::F8E4M3:
   case DType::F8E5M2: storeFp8(t, base, i, float(v)); break;
   }
 }
 
-/// Random values: small integers for i32 (sums never overflow), values in
-/// [-1, 1) for floats, exactly representable in the type.
+/// `v` rounded to type t as store() rounds it.
+inline double roundTo(DType t, double v) {
+  unsigned char bytes[8];
+  store(t, bytes, 0, v);
+  return load(t, bytes, 0);
+}
+
+/// The test value of type t drawn from 64 random bits `h`: integers small
+/// enough that a sum over 8 ranks never overflows the type (i8 [-15, 15],
+/// u8 [0, 31], wider types +-100000 or [0, 200000]); floats in [-1, 1),
+/// rounded to the type (fp8: on fp8TestValue's grid).
+inline double testValue(DType t, uint64_t h) {
+  switch (t) {
+  case DType::I8: return double(int64_t(h % 31) - 15);
+  case DType::U8: return double(h % 32);
+  case DType::I32: case DType::I64: return double(int64_t(h % 200001) - 100000);
+  case DType::U32: case DType::U64: return double(h % 200001);
+  default: break;
+  }
+  double f = double(int64_t(h >> 40) - (1 << 23)) / double(1 << 23); // [-1, 1)
+  return isFp8(t) ? fp8TestValue(t, float(f)) : f;
+}
+
+/// Random values: testValue() of a reproducible stream per seed.
 inline void fillRandom(DType t, void *base, size_t n, uint64_t seed) {
   std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> real(-1.0f, 1.0f);
-  std::uniform_int_distribution<int32_t> integer(-100000, 100000);
-  for (size_t i = 0; i < n; ++i) {
-    switch (t) {
-    case DType::F32: static_cast<float *>(base)[i] = real(rng); break;
-    case DType::F16: static_cast<__half *>(base)[i] = __float2half(real(rng)); break;
-    case DType::BF16:
-      static_cast<__nv_bfloat16 *>(base)[i] = __float2bfloat16(real(rng));
-      break;
-    case DType::I32: static_cast<int32_t *>(base)[i] = integer(rng); break;
-    case DType::F8E4M3:
-    case DType::F8E5M2: storeFp8(t, base, i, fp8TestValue(t, real(rng))); break;
-    }
+  for (size_t i = 0; i < n; ++i)
+    store(t, base, i, testValue(t, rng()));
+}
+
+/// a op b, for a reduction's reference: avg and PreMulSum add (the one
+/// scales the sum afterwards, the other each input before).
+inline double applyOp(mscclcRedOp_t op, double a, double b) {
+  switch (op) {
+  case mscclcSum: case mscclcAvg: case mscclcPreMulSum: return a + b;
+  case mscclcProd: return a * b;
+  case mscclcMin: return std::min(a, b);
+  case mscclcMax: return std::max(a, b);
   }
+  return 0;
+}
+
+/// The reference of a reduction over `n` ranks from `acc`, the inputs
+/// combined exactly: integers wrap as the type's arithmetic does; avg is
+/// the sum scaled by 1/n in the type (integers truncate toward zero, fp8
+/// rounds once, to nearest).
+inline double finishReduction(DType t, mscclcRedOp_t op, double acc, int n) {
+  if (isInteger(t))
+    acc = wrapInteger(t, acc);
+  if (op != mscclcAvg)
+    return acc;
+  if (isInteger(t))
+    return std::trunc(acc / n);
+  return isFp8(t) ? roundTo(t, acc / n) : acc / n;
+}
+
+/// A test value `x` (testValue) turned into an input of `op`; `salt`
+/// varies it by element and rank. Products of values in [-1, 1) vanish,
+/// and of the integers' ranges leave a double's exact range, so prod takes
+/// values near 1 for floats; +-1/2, +-1 or +-2 for fp8 (its grid holds too
+/// few values), every product of 8 of which is representable; and -3..3
+/// (unsigned: 0..3) for integers, whose products then wrap exactly as the
+/// type's arithmetic does (wrapInteger).
+inline double caseInput(DType t, mscclcRedOp_t op, double x, uint64_t salt) {
+  if (op != mscclcProd)
+    return x;
+  if (isInteger(t))
+    return double(int64_t(x) % 4);
+  if (isFp8(t)) {
+    static const double powers[] = {0.5, 1, 2};
+    double p = powers[salt % 3];
+    return x < 0 ? -p : p;
+  }
+  return 1.0 + x / 8;
 }
 
 /// Tolerance for a sum of `terms` values of magnitude <= `mag`: the GPU may
-/// add in any order and round every partial sum to the type.
+/// add in any order and round every partial sum to the type. Integers, and
+/// fp8 on its test grid, sum exactly.
 inline double tolerance(DType t, int terms, double mag) {
-  double eps = t == DType::F32 ? 1.2e-7 : t == DType::F16 ? 9.8e-4 : 7.9e-3;
-  if (t == DType::I32 || isFp8(t)) // fp8 data makes every sum exact
+  if (isInteger(t) || isFp8(t))
     return 0;
+  double eps = t == DType::F64   ? 2.3e-16
+               : t == DType::F32 ? 1.2e-7
+               : t == DType::F16 ? 9.8e-4
+                                 : 7.9e-3;
   return (terms + 1) * eps * std::max(1.0, mag) * terms;
 }
 

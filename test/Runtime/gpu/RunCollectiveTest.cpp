@@ -5,9 +5,13 @@
 // collective the stdlib serves, through a group, on random data; outputs
 // are compared with a CPU reference. AllReduce outputs must also be the
 // same bits on every rank. Sampled to fit a short device slot:
-//  - every dtype (f32, f16, bf16, i32) and op (PreMulSum with scalars on
-//    the host and on the device) at small counts (1, 3, 1000);
-//  - sum for f32 and bf16 at counts up to --max-bytes per buffer;
+//  - every dtype (the 12 of mscclcDataType_t, or those --types names) and
+//    op (PreMulSum with scalars on the host and on the device) at small
+//    counts (1, 3, 1000); references are exact for integers (products
+//    wrap as the type does) and fp8 (data on grids where every result is
+//    representable, see caseInput and premulScalar);
+//  - sum for f32, bf16 and fp8 e4m3 (those of them --types names) at
+//    counts up to --max-bytes per buffer;
 //  - in place and out of place everywhere;
 //  - rooted collectives at root 0 and root nranks-1;
 //  - all-reduce and all-gather with rank 0's buffers new at every call.
@@ -15,6 +19,7 @@
 // reported as SKIP with the reason.
 //
 //   runtime-gpu-run-collective [--ranks N] [--max-bytes B] [--quick]
+//                              [--types all|f32,i8,...]
 //                              [--epoch-wrap] [--soak N [--seed S]]
 // --epoch-wrap runs only 64 back-to-back LL calls of all-reduce, all-gather
 // and reduce-scatter with the LL epochs started just before their 2^32
@@ -29,6 +34,7 @@
 
 #include "GpuTestUtil.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <functional>
@@ -46,6 +52,7 @@ struct Options {
   bool epochWrap = false;
   int soak = 0; ///< random cases instead of the matrix
   uint64_t seed = 1;
+  std::vector<DType> types = allTypes();
 };
 
 const char *collName(mscclcCollective_t c) {
@@ -70,24 +77,25 @@ const mscclcCollective_t kCollectives[] = {
     mscclcCollAllReduce, mscclcCollAllGather, mscclcCollReduceScatter,
     mscclcCollBroadcast, mscclcCollReduce,    mscclcCollAllToAll,
     mscclcCollGather,    mscclcCollScatter};
-const DType kTypes[] = {DType::F32, DType::F16, DType::BF16, DType::I32};
 const mscclcRedOp_t kOps[] = {mscclcSum, mscclcProd, mscclcMin, mscclcMax,
                               mscclcAvg, mscclcPreMulSum};
 
 /// Rank r's PreMulSum scalar: a power of two for floats and small integers
-/// for i32, so products are exact and the reference needs no rounding.
+/// for integers, so products are exact and the reference needs no
+/// rounding. fp8 takes +-1: its test data sums exactly only on its grid,
+/// which a power of two other than 1 leaves.
 double premulScalar(DType t, int rank) {
-  static const double floats[] = {2, 0.5, 1, 4}, ints[] = {2, -1, 3, 1};
-  return (t == DType::I32 ? ints : floats)[rank % 4];
+  static const double floats[] = {2, 0.5, 1, 4}, ints[] = {2, -1, 3, 1},
+                      unsignedInts[] = {2, 1, 3, 1}, fp8[] = {1, -1, 1, -1};
+  const double *table = isFp8(t)           ? fp8
+                        : isUnsigned(t)    ? unsignedInts
+                        : isInteger(t)     ? ints
+                                           : floats;
+  return table[rank % 4];
 }
 /// PreMulSum's scalars are in device memory on odd ranks, host values on
 /// even ones (NCCL lets every rank choose).
 bool premulScalarOnDevice(int rank) { return rank % 2 == 1; }
-
-/// Whether the reference in doubles is exact: int32 products overflow.
-bool exactReference(DType t, mscclcRedOp_t op) {
-  return !(t == DType::I32 && op == mscclcProd);
-}
 
 size_t sendElems(mscclcCollective_t c, int n, size_t count) {
   return c == mscclcCollReduceScatter || c == mscclcCollAllToAll ||
@@ -112,16 +120,6 @@ size_t inPlaceOutputOffset(mscclcCollective_t c, int rank, size_t count) {
              : 0;
 }
 
-double apply(mscclcRedOp_t op, double a, double b) {
-  switch (op) {
-  case mscclcSum: case mscclcAvg: case mscclcPreMulSum: return a + b;
-  case mscclcProd: return a * b;
-  case mscclcMin: return std::min(a, b);
-  case mscclcMax: return std::max(a, b);
-  }
-  return 0;
-}
-
 /// The expected output of `rank` (nullopt-like empty: the rank's output is
 /// unspecified, e.g. a non-root of reduce), from every rank's input.
 std::vector<double> reference(mscclcCollective_t c, mscclcRedOp_t op,
@@ -136,10 +134,8 @@ std::vector<double> reference(mscclcCollective_t c, mscclcRedOp_t op,
   auto reduceAt = [&](size_t i) {
     double acc = term(0, i);
     for (int r = 1; r < n; ++r)
-      acc = apply(op, acc, term(r, i));
-    if (op == mscclcAvg)
-      acc = t == DType::I32 ? std::trunc(acc / n) : acc / n;
-    return acc;
+      acc = applyOp(op, acc, term(r, i));
+    return finishReduction(t, op, acc, n);
   };
   switch (c) {
   case mscclcCollAllReduce:
@@ -239,16 +235,11 @@ void runCase(const Case &k, const RankLayout &layout,
     uint64_t seed = uint64_t(r) * 1000003 + k.count * 31 + uint64_t(k.coll) * 7 +
                     uint64_t(k.op) * 131 + uint64_t(k.type);
     fillRandom(k.type, inputs[size_t(r)].data(), sN, seed);
-    if (k.op == mscclcProd && k.type != DType::I32) {
-      // Products of values in [-1, 1) vanish; keep them near 1 instead.
+    if (k.op == mscclcProd)
       for (size_t i = 0; i < sN; ++i) {
-        double x = load(k.type, inputs[size_t(r)].data(), i);
-        float y = float(1.0 + x / 8);
-        if (k.type == DType::F32) memcpy(inputs[size_t(r)].data() + i * es, &y, 4);
-        else if (k.type == DType::F16) { __half h = __float2half(y); memcpy(inputs[size_t(r)].data() + i * es, &h, 2); }
-        else { __nv_bfloat16 b = __float2bfloat16(y); memcpy(inputs[size_t(r)].data() + i * es, &b, 2); }
+        char *in = inputs[size_t(r)].data();
+        store(k.type, in, i, caseInput(k.type, k.op, load(k.type, in, i), i + size_t(r)));
       }
-    }
     size_t total = k.inPlace ? std::max(sN + inPlaceInputOffset(k.coll, r, k.count), rN) : rN;
     void *recv = nullptr, *send = nullptr;
     MSCCLC_CUDA_OR_EXIT(cudaMalloc(&recv, std::max<size_t>(total * es, 2u << 20)));
@@ -334,7 +325,7 @@ void runCase(const Case &k, const RankLayout &layout,
       if (reduces(k.coll)) {
         double mag = k.op == mscclcProd || k.op == mscclcPreMulSum ? 4.0 : 1.0;
         tol = tolerance(k.type, n, mag);
-        if (k.type == DType::I32 && k.op == mscclcAvg)
+        if (isInteger(k.type) && k.op == mscclcAvg)
           tol = 1; // rounding of the integer division
       }
       bad += compare(k.type, outs[size_t(r)].data(), ref, tol,
@@ -472,17 +463,17 @@ std::vector<Case> matrixCases(const Options &o, int n) {
       for (int root : {0, n - 1}) {
         if (!rooted(c) && root != 0)
           continue;
-        for (DType t : kTypes)
+        for (DType t : o.types)
           for (mscclcRedOp_t op : kOps) {
             if (!reduces(c) && op != mscclcSum)
-              continue;
-            if (!exactReference(t, op))
               continue;
             for (size_t count : small)
               cases.push_back({c, t, op, count, bool(inPlace), root});
           }
-        for (DType t : {DType::F32, DType::BF16})
+        for (DType t : {DType::F32, DType::BF16, DType::F8E4M3})
           for (size_t count : large) {
+            if (std::find(o.types.begin(), o.types.end(), t) == o.types.end())
+              continue;
             size_t bytes = std::max(sendElems(c, n, count), recvElems(c, n, count)) * sizeOf(t);
             if (bytes <= o.maxBytes)
               cases.push_back({c, t, mscclcSum, count, bool(inPlace), root});
@@ -497,18 +488,18 @@ std::vector<Case> matrixCases(const Options &o, int n) {
 /// (about 2 s of NVRTC per algorithm at 4 ranks), so drawing each call's
 /// from all of them would spend the run compiling instead of calling.
 constexpr int kSoakKinds = 16;
-std::vector<Case> randomCases(int count, uint64_t seed, int n, size_t maxBytes) {
+std::vector<Case> randomCases(int count, uint64_t seed, int n, size_t maxBytes,
+                              const std::vector<DType> &types) {
   std::mt19937_64 rng(seed);
   auto pick = [&](size_t choices) { return size_t(rng() % choices); };
   std::vector<Case> kinds;
   while (int(kinds.size()) < kSoakKinds) {
     Case k;
     k.coll = kCollectives[pick(std::size(kCollectives))];
-    k.type = kTypes[pick(std::size(kTypes))];
+    k.type = types[pick(types.size())];
     k.op = reduces(k.coll) ? kOps[pick(std::size(kOps))] : mscclcSum;
     k.inPlace = pick(2) == 1;
-    if (exactReference(k.type, k.op))
-      kinds.push_back(k);
+    kinds.push_back(k);
   }
   std::vector<Case> cases;
   while (int(cases.size()) < count) {
@@ -544,6 +535,13 @@ int main(int argc, char **argv) {
     else if (a == "--epoch-wrap") o.epochWrap = true;
     else if (a == "--soak") o.soak = atoi(next().c_str());
     else if (a == "--seed") o.seed = strtoull(next().c_str(), nullptr, 0);
+    else if (a == "--types") {
+      std::string list = next();
+      if (!parseTypes(list, &o.types)) {
+        fprintf(stderr, "unknown type in %s\n", list.c_str());
+        return 2;
+      }
+    }
     else {
       fprintf(stderr, "unknown argument %s\n", a.c_str());
       return 2;
@@ -577,7 +575,7 @@ int main(int argc, char **argv) {
         runRepeated(c, 1000, inPlace, 64, false, layout, comms, streams, &counts);
   }
   if (o.soak > 0) {
-    std::vector<Case> cases = randomCases(o.soak, o.seed, n, size_t(4) << 20);
+    std::vector<Case> cases = randomCases(o.soak, o.seed, n, size_t(4) << 20, o.types);
     printf("%d ranks on %d GPU(s), soak of %zu random calls (seed %llu)\n", n,
            layout.gpus, cases.size(), static_cast<unsigned long long>(o.seed));
     auto start = std::chrono::steady_clock::now();
