@@ -621,10 +621,12 @@ void runExample(const Options &o, const Example &ex, int n,
         Stopwatch watch(&time.runs);
         res = runAll(bufs, count, t);
       }
-      // A type the program does not serve is refused first, SwitchChannel
-      // programs included (their multicast set-up comes after the check).
+      // A type or operator the program does not serve is refused first,
+      // SwitchChannel programs included (their multicast set-up comes after
+      // the check).
       if (res.first == mscclcInvalidArgument &&
-          res.second.find("does not support data type") != std::string::npos) {
+          (res.second.find("does not support data type") != std::string::npos ||
+           res.second.find("does not support operator") != std::string::npos)) {
         report(tally, "SKIP", what, res.second);
       } else if (ex.switchChannels) {
         // Must be refused where multicast is off, before any multicast call.
@@ -668,8 +670,10 @@ void runExample(const Options &o, const Example &ex, int n,
       releaseAll(bufs);
     }
   }
-  // Back-to-back launches on the same buffers (out of place: idempotent).
-  if (!inPlace && o.repeat > 0) {
+  // Back-to-back launches on the same buffers (out of place: idempotent);
+  // not for SwitchChannel programs, refused where multicast is off (above,
+  // unless no type of the run served them).
+  if (!inPlace && o.repeat > 0 && !ex.switchChannels) {
     ++round;
     size_t count = 65536 + 1;
     std::vector<Buffers> bufs;
