@@ -40,6 +40,7 @@
 #ifndef MSCCLC_RUNTIME_TCPTRANSPORT_H
 #define MSCCLC_RUNTIME_TCPTRANSPORT_H
 
+#include "mscclc/runtime/FrameStream.h"
 #include "mscclc/runtime/Transport.h"
 
 #include <cstddef>
@@ -122,10 +123,15 @@ class TcpConnection;
 class TcpNetwork {
 public:
   /// Collective: every rank of `bootstrap` calls it, with the peers it
-  /// reaches over TCP (if a lists b, b lists a; the list may be empty).
+  /// reaches over TCP (if a lists b, b lists a; the list may be empty):
+  /// connectSocketStreams, then over().
   static Status connect(Bootstrap &bootstrap, const std::vector<int> &peers,
                         const TcpOptions &options,
                         std::unique_ptr<TcpNetwork> *out);
+  /// The network of `rank` over `streams`, one per peer, whatever carries
+  /// them (sockets, IB rings); not collective.
+  static Status over(int rank, FrameStreams streams, const TcpOptions &options,
+                     std::unique_ptr<TcpNetwork> *out);
   ~TcpNetwork();
   TcpNetwork(const TcpNetwork &) = delete;
   TcpNetwork &operator=(const TcpNetwork &) = delete;
