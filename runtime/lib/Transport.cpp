@@ -16,6 +16,8 @@ const char *transportName(TransportKind kind) {
     return "tcp";
   case TransportKind::Ib:
     return "ib verbs";
+  case TransportKind::IbStaged:
+    return "ib staged";
   }
   return "?";
 }

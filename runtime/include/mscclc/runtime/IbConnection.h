@@ -95,11 +95,16 @@ struct IbOptions {
   int gidIndex = 0;                      ///< RoCE
   uint8_t ackTimeout = 20;  ///< 4.096 us * 2^ackTimeout before a retry
   uint8_t retryCount = 7;
+  /// Ib staged (IbRing.h): the bytes of each receive ring.
+  uint64_t ringBytes = 4ull << 20;
 };
 
+/// MSCCLC_IB_RING_BYTES's range.
+constexpr uint64_t kMinRingBytes = 4096, kMaxRingBytes = 1ull << 30;
+
 /// MSCCLC_IB_GID_INDEX (else NCCL_IB_GID_INDEX), MSCCLC_IB_TIMEOUT (else
-/// NCCL_IB_TIMEOUT) and MSCCLC_TRANSPORT_TIMEOUT; an error names the
-/// variable whose value is out of range.
+/// NCCL_IB_TIMEOUT), MSCCLC_TRANSPORT_TIMEOUT and MSCCLC_IB_RING_BYTES; an
+/// error names the variable whose value is out of range.
 Status ibOptionsFromEnv(IbOptions *out);
 
 class IbConnection;
@@ -187,6 +192,9 @@ public:
   Status wait(uint64_t seq);
   /// The connection's error (ok while there is none).
   Status error() const;
+  /// Takes the completions that came, without waiting: a failed write
+  /// becomes the connection's error, returned here.
+  Status progress();
   int peer() const;
 
   struct Impl;

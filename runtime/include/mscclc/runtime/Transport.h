@@ -21,9 +21,9 @@
 
 namespace mscclc::rt {
 
-enum class TransportKind { CopyEngine, Tcp, Ib };
+enum class TransportKind { CopyEngine, Tcp, Ib, IbStaged };
 
-/// "copy engine", "tcp", "ib verbs" (for logs).
+/// "copy engine", "tcp", "ib verbs", "ib staged" (for logs).
 const char *transportName(TransportKind kind);
 
 /// The transport for a peer, from MSCCLC_TRANSPORT and whether both ends
