@@ -390,9 +390,11 @@ struct Pending {
   ibv_sge sge;
   std::vector<char> inlined;
 };
-std::deque<Pending> pending;
+// Never destroyed: the delivery thread waits on them while the process
+// exits.
+std::deque<Pending> &pending = *new std::deque<Pending>;
 std::chrono::microseconds lag{0};
-std::condition_variable pendingCv;
+std::condition_variable &pendingCv = *new std::condition_variable;
 
 /// Executes write `wr` of `q` (the caller holds the mutex): checks, lands,
 /// completes if signaled or failed.
