@@ -658,17 +658,22 @@ Status IbNetwork::connect(Bootstrap &bootstrap, const std::vector<int> &peers,
                : c->connect(remote);
   }
   // Also the barrier: no write leaves before every queue pair is ready.
-  std::vector<int32_t> failed(size_t(n), 0);
-  failed[size_t(rank)] = !mine.isOk();
+  MSCCLC_TRY(agreeOnSetUp(bootstrap, mine, "IB connections"));
+  *out = std::move(net);
+  return Status::ok();
+}
+
+Status agreeOnSetUp(Bootstrap &bootstrap, const Status &mine,
+                    const char *what) {
+  const size_t n = size_t(bootstrap.nranks());
+  std::vector<int32_t> failed(n, 0);
+  failed[size_t(bootstrap.rank())] = !mine.isOk();
   MSCCLC_TRY(bootstrap.allGather(failed.data(), sizeof(int32_t)));
   MSCCLC_TRY(mine);
-  for (int r = 0; r < n; ++r)
-    if (failed[size_t(r)])
-      return Status(Code::SystemError,
-                    fmt::format("rank {} could not set up its IB connections "
-                                "(its own error says why)",
-                                r));
-  *out = std::move(net);
+  for (size_t r = 0; r < n; ++r)
+    if (failed[r])
+      return systemError(fmt::format(
+          "rank {} could not set up its {} (its own error says why)", r, what));
   return Status::ok();
 }
 
@@ -778,17 +783,21 @@ IbReadiness findIbReadiness(const IbProbe &probe, const IbOptions &options,
   const IbPort &port = probe.ports.front();
   std::unique_ptr<IbDevice> device;
   Status s = IbDevice::open(port, options, &device);
+  if (!s.isOk()) {
+    r.detail = s.message();
+    return r;
+  }
+  r.hasPort = true;
+  r.port = port;
   IbRegion region;
   std::string how;
-  if (s.isOk())
-    s = device->registerDevice(memory, bytes, exportDmaBuf, &region, &how);
+  s = device->registerDevice(memory, bytes, exportDmaBuf, &region, &how);
   if (!s.isOk()) {
     r.detail = s.message();
     return r;
   }
   device->deregister(region);
   r.ready = true;
-  r.port = port;
   r.detail = fmt::format("{}, GPU memory through {}", describePorts({port}), how);
   return r;
 }

@@ -323,15 +323,7 @@ Status connectIbRingStreams(Bootstrap &b, const std::vector<int> &peers,
       break;
     s = ring->attach(all[size_t(p)][size_t(rank)]);
   }
-  std::vector<int32_t> failed(size_t(n), 0);
-  failed[size_t(rank)] = !s.isOk();
-  MSCCLC_TRY(b.allGather(failed.data(), sizeof(int32_t)));
-  MSCCLC_TRY(s);
-  for (int r = 0; r < n; ++r)
-    if (failed[size_t(r)])
-      return systemError(fmt::format("rank {} could not set up its ib staged "
-                                     "rings (its own error says why)",
-                                     r));
+  MSCCLC_TRY(agreeOnSetUp(b, s, "ib staged rings"));
   for (auto &[p, ring] : rings)
     (*out)[p] = std::move(ring);
   return Status::ok();

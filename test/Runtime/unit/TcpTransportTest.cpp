@@ -742,34 +742,69 @@ TEST(TcpWire, FrameChecks) {
   EXPECT_STREQ(checkPairHello(p, 42, secret, 2), "wrong secret");
 }
 
+/// Per pair: IB verbs where both ends have a port that registers GPU
+/// memory, ib staged where both have a port and an end's GPU memory does
+/// not register, TCP where an end has no port; and what MSCCLC_TRANSPORT
+/// makes of it.
 TEST(TransportChoice, EnvironmentVariable) {
+  const IbAbility none, port{true, false}, full{true, true};
   TransportKind k;
+  std::string why;
   unsetenv("MSCCLC_TRANSPORT");
-  ASSERT_TRUE(chooseTransport(true, true, &k).isOk());
+  ASSERT_TRUE(chooseTransport(true, full, full, &k).isOk());
   EXPECT_EQ(k, TransportKind::CopyEngine);
-  ASSERT_TRUE(chooseTransport(false, false, &k).isOk());
-  EXPECT_EQ(k, TransportKind::Tcp); // a host without RDMA devices
-  ASSERT_TRUE(chooseTransport(false, true, &k).isOk());
-  EXPECT_EQ(k, TransportKind::Ib);
+  struct Case {
+    IbAbility mine, theirs;
+    TransportKind kind;
+    const char *why;
+  };
+  for (const Case &c :
+       {Case{none, none, TransportKind::Tcp, "no IB port at this rank"},
+        Case{full, full, TransportKind::Ib, "both ends register"},
+        Case{full, port, TransportKind::IbStaged, "the peer's GPU memory"},
+        Case{port, full, TransportKind::IbStaged, "this rank's GPU memory"},
+        Case{port, port, TransportKind::IbStaged, "neither end's"},
+        Case{full, none, TransportKind::Tcp, "no IB port at the peer"},
+        Case{none, port, TransportKind::Tcp, "no IB port at this rank"}}) {
+    ASSERT_TRUE(chooseTransport(false, c.mine, c.theirs, &k, &why).isOk());
+    EXPECT_EQ(k, c.kind) << c.why;
+    EXPECT_NE(why.find(c.why), std::string::npos) << why;
+  }
+  // A registration without a port cannot happen, and counts for nothing.
+  ASSERT_TRUE(chooseTransport(false, {false, true}, full, &k).isOk());
+  EXPECT_EQ(k, TransportKind::Tcp);
   EXPECT_FALSE(transportMayUseIb(false));
   EXPECT_TRUE(transportMayUseIb(true));
+  EXPECT_STREQ(transportName(TransportKind::IbStaged), "ib staged");
+
   setenv("MSCCLC_TRANSPORT", "tcp", 1);
-  ASSERT_TRUE(chooseTransport(true, true, &k).isOk());
-  EXPECT_EQ(k, TransportKind::Tcp);
-  ASSERT_TRUE(chooseTransport(false, true, &k).isOk());
-  EXPECT_EQ(k, TransportKind::Tcp);
+  for (IbAbility a : {none, port, full}) {
+    ASSERT_TRUE(chooseTransport(true, a, full, &k).isOk());
+    EXPECT_EQ(k, TransportKind::Tcp);
+    ASSERT_TRUE(chooseTransport(false, full, a, &k, &why).isOk());
+    EXPECT_EQ(k, TransportKind::Tcp);
+    EXPECT_EQ(why, "MSCCLC_TRANSPORT=tcp");
+  }
   EXPECT_FALSE(transportMayUseIb(true));
+
   setenv("MSCCLC_TRANSPORT", "ib", 1); // even inside a node; or refused
-  ASSERT_TRUE(chooseTransport(true, true, &k).isOk());
+  ASSERT_TRUE(chooseTransport(true, full, full, &k).isOk());
   EXPECT_EQ(k, TransportKind::Ib);
-  Status refused = chooseTransport(false, false, &k);
+  ASSERT_TRUE(chooseTransport(false, port, full, &k, &why).isOk());
+  EXPECT_EQ(k, TransportKind::IbStaged); // accepted, staged
+  EXPECT_NE(why.find("MSCCLC_TRANSPORT=ib"), std::string::npos) << why;
+  ASSERT_TRUE(chooseTransport(true, port, port, &k).isOk());
+  EXPECT_EQ(k, TransportKind::IbStaged);
+  Status refused = chooseTransport(false, none, none, &k);
   EXPECT_EQ(refused.code(), Code::Unsupported);
   EXPECT_NE(refused.message().find("no IB verbs"), std::string::npos);
+  EXPECT_EQ(chooseTransport(false, full, none, &k).code(), Code::Unsupported);
   EXPECT_TRUE(transportMayUseIb(false));
   EXPECT_TRUE(transportRequiresIb());
   EXPECT_TRUE(checkTransportVariable().isOk());
+
   setenv("MSCCLC_TRANSPORT", "carrier-pigeon", 1);
-  Status s = chooseTransport(true, false, &k);
+  Status s = chooseTransport(true, none, none, &k);
   EXPECT_FALSE(s.isOk());
   EXPECT_NE(s.message().find("MSCCLC_TRANSPORT"), std::string::npos);
   EXPECT_FALSE(checkTransportVariable().isOk());
