@@ -526,11 +526,20 @@ TEST_P(FrameTransportTest, PeerKilledMidTransferIsAnErrorNamingIt) {
         std::unique_ptr<Transport> t;
         if (!(s = me.net->channel(1, spec, &t)).isOk())
           return failed(rank, s.message());
+        auto start = Clock::now();
         s = putUntilError(*t);
         if (s.isOk())
           return failed(rank, "no error after the peer died");
+        // Found dead, not merely silent for the time-out (5 s), and no
+        // thread of the network waits that long to end either.
+        if (s.code() == Code::Timeout)
+          return failed(rank, "the dead peer only timed out: " + s.message());
         if (s.message().find("rank 1") == std::string::npos)
           return failed(rank, "the error does not name rank 1: " + s.message());
+        t.reset();
+        me.net.reset();
+        if (Clock::now() - start > std::chrono::seconds(4))
+          return failed(rank, "finding the dead peer and closing took over 4 s");
         return 0;
       },
       /*stopped1=*/false, /*killed1=*/true));
