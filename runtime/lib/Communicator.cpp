@@ -5,6 +5,7 @@
 #include "mscclc/runtime/Nodes.h"
 #include "mscclc/runtime/Proxy.h"
 #include "mscclc/runtime/IbConnection.h"
+#include "mscclc/runtime/IbRing.h"
 #include "mscclc/runtime/TcpStaging.h"
 #include "mscclc/runtime/TcpTransport.h"
 
@@ -176,6 +177,7 @@ Status Communicator::init(const UniqueId &id, int rank, int nranks,
   MSCCLC_TRY(bootstrap_->allGather(peers_.data(), sizeof(PeerInfo)));
   MSCCLC_TRY(placeNodes());
   MSCCLC_TRY(learnIbReadiness());
+  MSCCLC_TRY(logTransports());
   for (int r = 0; r < nranks; ++r) {
     if (r == rank || !sameHost(r))
       continue;
@@ -444,13 +446,24 @@ Status Communicator::proxy(Proxy **out) {
   return Status::ok();
 }
 
-Status Communicator::transportBetween(int a, int b, TransportKind *out) const {
-  return chooseTransport(node(a) == node(b),
-                         ibReady_[size_t(a)] && ibReady_[size_t(b)], out);
+Status Communicator::transportBetween(int a, int b, TransportKind *out,
+                                      std::string *why) const {
+  return chooseTransport(node(a) == node(b), ibAbility_[size_t(a)],
+                         ibAbility_[size_t(b)], out, why);
 }
 
+namespace {
+/// "1, 2, 5"
+std::string rankList(const std::vector<int> &ranks) {
+  std::string list;
+  for (int r : ranks)
+    list += (list.empty() ? "" : ", ") + std::to_string(r);
+  return list.empty() ? "none" : list;
+}
+} // namespace
+
 Status Communicator::learnIbReadiness() {
-  ibReady_.assign(size_t(nranks_), 0);
+  ibAbility_.assign(size_t(nranks_), IbAbility());
   bool severalNodes = false;
   for (int r = 0; r < nranks_; ++r)
     severalNodes |= node(r) != node(0);
@@ -467,23 +480,48 @@ Status Communicator::learnIbReadiness() {
                                      kIpcGranularity, cudaDmaBufExporter());
   MSCCLC_CUDA_CHECK(cudaFree(memory));
   ibPort_ = mine.port;
-  ibReady_[size_t(rank_)] = mine.ready;
-  MSCCLC_TRY(bootstrap_->allGather(ibReady_.data(), 1));
+  ibAbility_[size_t(rank_)] = mine.ability();
+  MSCCLC_TRY(bootstrap_->allGather(ibAbility_.data(), sizeof(IbAbility)));
   if (mine.ready)
     MSCCLC_LOG(Info, "rank {}: IB verbs ready on {}", rank_, mine.detail);
+  else if (mine.hasPort)
+    MSCCLC_LOG(Info, "rank {}: IB port {}, but its GPU memory does not "
+               "register ({}); its port channels over IB stage through "
+               "pinned host memory (ib staged)",
+               rank_, describePorts({mine.port}), mine.detail);
   else
     MSCCLC_LOG(Info, "rank {}: no IB verbs ({}); its port channels to other "
                "nodes use tcp", rank_, mine.detail);
-  std::string notReady;
+  std::vector<int> noPort;
   for (int r = 0; r < nranks_; ++r)
-    if (!ibReady_[size_t(r)])
-      notReady += (notReady.empty() ? "" : ", ") + std::to_string(r);
-  // Every rank gathered the same flags: all refuse alike.
-  if (transportRequiresIb() && !notReady.empty())
+    if (!ibAbility_[size_t(r)].port)
+      noPort.push_back(r);
+  // Every rank gathered the same abilities: all refuse alike. A port is
+  // enough: GPU memory that does not register is staged.
+  if (transportRequiresIb() && !noPort.empty())
     return unsupported(fmt::format(
-        "MSCCLC_TRANSPORT=ib, but rank(s) {} cannot use IB verbs (each one's "
+        "MSCCLC_TRANSPORT=ib, but rank(s) {} have no IB port (each one's "
         "log says why{}); unset it to let those ranks use tcp",
-        notReady, mine.ready ? "" : "; this rank's: " + mine.detail));
+        rankList(noPort), mine.hasPort ? "" : "; this rank's: " + mine.detail));
+  return Status::ok();
+}
+
+Status Communicator::logTransports() const {
+  // Peers grouped by transport and reason: one line each.
+  std::map<std::pair<TransportKind, std::string>, std::vector<int>> groups;
+  for (int r = 0; r < nranks_; ++r) {
+    if (r == rank_)
+      continue;
+    TransportKind k;
+    std::string why;
+    MSCCLC_TRY(transportBetween(rank_, r, &k, &why));
+    if (k != TransportKind::CopyEngine)
+      groups[{k, why}].push_back(r);
+  }
+  for (const auto &[key, peers] : groups)
+    MSCCLC_LOG(Info, "rank {}: port channels to rank{} {} over {} ({})", rank_,
+               peers.size() == 1 ? "" : "s", rankList(peers),
+               transportName(key.first), key.second);
   return Status::ok();
 }
 
@@ -504,12 +542,9 @@ Status Communicator::ibNetwork(IbNetwork **out) {
   MSCCLC_TRY(ibOptionsFromEnv(&options));
   MSCCLC_TRY(IbNetwork::connect(*bootstrap_, peers, ibPort_, options, &ib_)
                  .context(fmt::format("rank {}: connecting IB verbs", rank_)));
-  std::string list;
-  for (int p : peers)
-    list += (list.empty() ? "" : ", ") + std::to_string(p);
   MSCCLC_LOG(Info, "rank {}: IB verbs on {} to rank{} {}", rank_,
              describePorts({ibPort_}), peers.size() == 1 ? "" : "s",
-             list.empty() ? "none" : list);
+             rankList(peers));
   *out = ib_.get();
   return Status::ok();
 }
@@ -521,29 +556,48 @@ Status Communicator::tcpNetwork(TcpNetwork **out) {
     return Status::ok();
   }
   // Every rank chooses alike (init compared MSCCLC_TRANSPORT), so the
-  // peer lists match.
-  std::vector<int> peers;
-  for (int r = 0; r < nranks_; ++r) {
-    TransportKind k;
-    MSCCLC_TRY(transportBetween(rank_, r, &k));
-    if (r != rank_ && k == TransportKind::Tcp)
-      peers.push_back(r);
-  }
+  // peer lists match, and all or none set up rings.
+  std::vector<int> sockets, rings;
+  bool anyRings = false;
+  for (int a = 0; a < nranks_; ++a)
+    for (int b = a + 1; b < nranks_; ++b) {
+      TransportKind k;
+      MSCCLC_TRY(transportBetween(a, b, &k));
+      if (k == TransportKind::IbStaged)
+        anyRings = true;
+      if (a != rank_ && b != rank_)
+        continue;
+      int peer = a == rank_ ? b : a;
+      if (k == TransportKind::Tcp)
+        sockets.push_back(peer);
+      else if (k == TransportKind::IbStaged)
+        rings.push_back(peer);
+    }
   TcpOptions options;
   MSCCLC_TRY(tcpOptionsFromEnv(&options));
   options.staging = cudaStagingBackend(device_);
+  IbOptions ibOptions;
+  MSCCLC_TRY(ibOptionsFromEnv(&ibOptions));
   DeviceGuard guard(device_);
-  MSCCLC_TRY(TcpNetwork::connect(*bootstrap_, peers, options, &tcp_)
+  FrameStreams streams;
+  MSCCLC_TRY(connectSocketStreams(*bootstrap_, sockets, options.timeoutSeconds,
+                                  &streams)
                  .context(fmt::format("rank {}: connecting the tcp transport",
                                       rank_)));
-  std::string list;
-  for (int p : peers)
-    list += (list.empty() ? "" : ", ") + std::to_string(p);
+  if (anyRings)
+    MSCCLC_TRY(connectIbRingStreams(*bootstrap_, rings, ibPort_, ibOptions,
+                                    &streams)
+                   .context(fmt::format("rank {}: connecting ib staged rings",
+                                        rank_)));
+  MSCCLC_TRY(TcpNetwork::over(rank_, std::move(streams), options, &tcp_));
   MSCCLC_LOG(Info,
-             "rank {}: tcp transport to rank{} {} (GPU memory staged through "
+             "rank {}: staged frames to rank{} {} over tcp and to rank{} {} "
+             "over ib staged rings of {} bytes (GPU memory staged through "
              "pinned host memory, {} slices of {} bytes in flight per "
              "direction)",
-             rank_, peers.size() == 1 ? "" : "s", list.empty() ? "none" : list,
+             rank_, sockets.size() == 1 ? "" : "s", rankList(sockets),
+             rings.size() == 1 ? "" : "s", rankList(rings),
+             static_cast<unsigned long long>(ibOptions.ringBytes),
              options.stagingSlots,
              static_cast<unsigned long long>(options.sliceBytes));
   *out = tcp_.get();

@@ -207,7 +207,8 @@ Status Executor::init() {
       TransportKind k;
       MSCCLC_TRY(comm_.transportBetween(rp.rank, c.peer, &k));
       usesIb |= k == TransportKind::Ib;
-      if (k != TransportKind::Tcp)
+      // Staged frames, over sockets or IB rings.
+      if (k != TransportKind::Tcp && k != TransportKind::IbStaged)
         continue;
       usesTcp = true;
       // Either end's channel makes the pair's frames ours to drain.
@@ -828,9 +829,9 @@ Status Executor::buildContext(const void *input, void *output, Context *ctx) {
           dst[2] = peerScratch_[size_t(c.peer)][0];
           dst[2].extent = std::min(dst[2].extent, layout_.plan);
         }
-        MSCCLC_TRY(kind == TransportKind::Tcp
-                       ? tcpLink(c, pc.get(), &signalCounters_[i], dst, ctx)
-                       : ibLink(c, pc.get(), &signalCounters_[i], dst, ctx));
+        MSCCLC_TRY(kind == TransportKind::Ib
+                       ? ibLink(c, pc.get(), &signalCounters_[i], dst, ctx)
+                       : tcpLink(c, pc.get(), &signalCounters_[i], dst, ctx));
       }
       uint32_t proxyId = uint32_t(size_t(ctx->index) * nPort + i);
       port[i].proxyId = proxyId;
@@ -874,7 +875,8 @@ Status Executor::tcpLink(const PlanChannel &c, ProxyChannel *pc,
                          Context *ctx) {
   if (!tcp_)
     return internalError(fmt::format(
-        "program {}: port channel {} goes over tcp, but no network was set up",
+        "program {}: port channel {} goes over staged frames (tcp or ib "
+        "staged), but no network was set up",
         plan_.name, c.name));
   TcpChannelSpec spec;
   for (int b = 0; b < 3; ++b) {

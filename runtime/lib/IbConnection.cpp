@@ -64,6 +64,10 @@ Status ibOptionsFromEnv(IbOptions *out) {
   MSCCLC_TRY(intFromEnv({"MSCCLC_TRANSPORT_TIMEOUT"}, 1, 86400, &n, &found));
   if (found)
     o.timeoutSeconds = double(n);
+  MSCCLC_TRY(intFromEnv({"MSCCLC_IB_RING_BYTES"}, long(kMinRingBytes),
+                        long(kMaxRingBytes), &n, &found));
+  if (found)
+    o.ringBytes = uint64_t(n);
   *out = o;
   return Status::ok();
 }
@@ -186,24 +190,31 @@ struct IbConnection::Impl {
     const auto deadline =
         Clock::now() + std::chrono::duration<double>(options().timeoutSeconds);
     while (completed < seq) {
-      MSCCLC_TRY(error);
-      ibv_wc wc[16];
-      int n = ibv_poll_cq(cq, 16, wc);
-      if (n < 0)
-        return fail(fmt::format("ibv_poll_cq failed ({})", n));
-      for (int i = 0; i < n; ++i) {
-        if (wc[i].status != IBV_WC_SUCCESS)
-          return fail(fmt::format("write {} failed: {} (status {})",
-                                  static_cast<unsigned long long>(wc[i].wr_id),
-                                  lib().wcStatusStr(wc[i].status),
-                                  int(wc[i].status)));
-        // Completions come in order: the writes before it are done too.
-        completed = std::max<uint64_t>(completed, wc[i].wr_id);
-      }
+      int n = 0;
+      MSCCLC_TRY(reap(&n));
       if (n == 0 && Clock::now() > deadline)
         return fail(fmt::format("write {} had no completion within {:.0f} s",
                                 static_cast<unsigned long long>(seq),
                                 options().timeoutSeconds));
+    }
+    return Status::ok();
+  }
+
+  /// Takes the completions that are there, without waiting; `*n` of them.
+  Status reap(int *n) {
+    MSCCLC_TRY(error);
+    ibv_wc wc[16];
+    *n = ibv_poll_cq(cq, 16, wc);
+    if (*n < 0)
+      return fail(fmt::format("ibv_poll_cq failed ({})", *n));
+    for (int i = 0; i < *n; ++i) {
+      if (wc[i].status != IBV_WC_SUCCESS)
+        return fail(fmt::format("write {} failed: {} (status {})",
+                                static_cast<unsigned long long>(wc[i].wr_id),
+                                lib().wcStatusStr(wc[i].status),
+                                int(wc[i].status)));
+      // Completions come in order: the writes before it are done too.
+      completed = std::max<uint64_t>(completed, wc[i].wr_id);
     }
     return Status::ok();
   }
@@ -486,6 +497,12 @@ Status IbConnection::error() const {
   std::lock_guard<std::mutex> lock(impl_->mutex);
   return impl_->error;
 }
+
+Status IbConnection::progress() {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  int n = 0;
+  return impl_->reap(&n);
+}
 int IbConnection::peer() const { return impl_->peer; }
 
 #else // !MSCCLC_HAVE_IBVERBS
@@ -532,6 +549,7 @@ Status IbConnection::writeInline(const void *, uint32_t, const IbRemote &,
 uint64_t IbConnection::lastQueued() const { return 0; }
 Status IbConnection::wait(uint64_t) { return unsupported("no IB verbs"); }
 Status IbConnection::error() const { return unsupported("no IB verbs"); }
+Status IbConnection::progress() { return unsupported("no IB verbs"); }
 int IbConnection::peer() const { return -1; }
 
 #endif // MSCCLC_HAVE_IBVERBS
@@ -640,17 +658,22 @@ Status IbNetwork::connect(Bootstrap &bootstrap, const std::vector<int> &peers,
                : c->connect(remote);
   }
   // Also the barrier: no write leaves before every queue pair is ready.
-  std::vector<int32_t> failed(size_t(n), 0);
-  failed[size_t(rank)] = !mine.isOk();
+  MSCCLC_TRY(agreeOnSetUp(bootstrap, mine, "IB connections"));
+  *out = std::move(net);
+  return Status::ok();
+}
+
+Status agreeOnSetUp(Bootstrap &bootstrap, const Status &mine,
+                    const char *what) {
+  const size_t n = size_t(bootstrap.nranks());
+  std::vector<int32_t> failed(n, 0);
+  failed[size_t(bootstrap.rank())] = !mine.isOk();
   MSCCLC_TRY(bootstrap.allGather(failed.data(), sizeof(int32_t)));
   MSCCLC_TRY(mine);
-  for (int r = 0; r < n; ++r)
-    if (failed[size_t(r)])
-      return Status(Code::SystemError,
-                    fmt::format("rank {} could not set up its IB connections "
-                                "(its own error says why)",
-                                r));
-  *out = std::move(net);
+  for (size_t r = 0; r < n; ++r)
+    if (failed[r])
+      return systemError(fmt::format(
+          "rank {} could not set up its {} (its own error says why)", r, what));
   return Status::ok();
 }
 
@@ -760,17 +783,21 @@ IbReadiness findIbReadiness(const IbProbe &probe, const IbOptions &options,
   const IbPort &port = probe.ports.front();
   std::unique_ptr<IbDevice> device;
   Status s = IbDevice::open(port, options, &device);
+  if (!s.isOk()) {
+    r.detail = s.message();
+    return r;
+  }
+  r.hasPort = true;
+  r.port = port;
   IbRegion region;
   std::string how;
-  if (s.isOk())
-    s = device->registerDevice(memory, bytes, exportDmaBuf, &region, &how);
+  s = device->registerDevice(memory, bytes, exportDmaBuf, &region, &how);
   if (!s.isOk()) {
     r.detail = s.message();
     return r;
   }
   device->deregister(region);
   r.ready = true;
-  r.port = port;
   r.detail = fmt::format("{}, GPU memory through {}", describePorts({port}), how);
   return r;
 }

@@ -5,11 +5,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "mscclc/runtime/TcpTransport.h"
-#include "mscclc/runtime/TcpWire.h"
 #include "mscclc/runtime/Bootstrap.h"
-#include "mscclc/runtime/BootstrapWire.h"
+#include "mscclc/runtime/FrameStream.h"
 #include "mscclc/runtime/Log.h"
-#include "mscclc/runtime/Socket.h"
+#include "mscclc/runtime/TcpWire.h"
 
 #include <algorithm>
 #include <atomic>
@@ -18,10 +17,7 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
-#include <poll.h>
-#include <set>
 #include <shared_mutex>
-#include <sys/socket.h>
 #include <thread>
 #include <unordered_map>
 
@@ -97,11 +93,12 @@ private:
 /// them and the thread that handles the peer's.
 class TcpConnection {
 public:
-  TcpConnection(int rank, int peer, net::Fd fd, TcpNetwork::Registry &registry,
-                const TcpOptions &options)
-      : rank_(rank), peer_(peer), fd_(std::move(fd)), registry_(registry),
-        options_(options),
-        who_(fmt::format("tcp transport (rank {} to rank {})", rank, peer)) {}
+  TcpConnection(int rank, int peer, std::unique_ptr<FrameStream> stream,
+                TcpNetwork::Registry &registry, const TcpOptions &options)
+      : rank_(rank), peer_(peer), stream_(std::move(stream)),
+        registry_(registry), options_(options),
+        who_(fmt::format("{} transport (rank {} to rank {})",
+                         transportName(stream_->kind()), rank, peer)) {}
   ~TcpConnection();
   Status start();
 
@@ -127,6 +124,7 @@ public:
   Status waitDrained();
   Status error();
   uint64_t sliceBytes() const { return options_.sliceBytes; }
+  TransportKind kind() const { return stream_->kind(); }
 
 private:
   void sendLoop();
@@ -143,7 +141,7 @@ private:
 
   int rank_;
   int peer_;
-  net::Fd fd_;
+  std::unique_ptr<FrameStream> stream_;
   TcpNetwork::Registry &registry_;
   TcpOptions options_;
   std::string who_;
@@ -281,11 +279,11 @@ Status TcpConnection::sendOp(const Op &op) {
     MSCCLC_TRY(op.copier->wait(op.ticket).context(
         fmt::format("{}: staging a slice from the device", who_)));
   net::Deadline d = deadline();
-  MSCCLC_TRY(net::sendAll(fd_.get(), &op.header, sizeof(op.header), d,
-                          "sending a frame header"));
+  MSCCLC_TRY(stream_->send(&op.header, sizeof(op.header), d,
+                            "sending a frame header"));
   if (op.header.type == kFrameData)
-    MSCCLC_TRY(net::sendAll(fd_.get(), op.payload, op.header.size, d,
-                            "sending a data slice"));
+    MSCCLC_TRY(stream_->send(op.payload, op.header.size, d,
+                              "sending a data slice"));
   MSCCLC_LOG(Trace, "{}: sent frame type {} ({} bytes or value) to {:#x}", who_,
              op.header.type, static_cast<unsigned long long>(op.header.size),
              static_cast<unsigned long long>(op.header.address));
@@ -306,8 +304,8 @@ void TcpConnection::sendLoop() {
         lock.unlock();
         // Tells the peer's receiver that the end is no failure.
         FrameHeader close{kFrameMagic, kFrameClose, 0, 0, 0, 0};
-        (void)net::sendAll(fd_.get(), &close, sizeof(close), deadline(),
-                           "sending the closing frame");
+        (void)stream_->send(&close, sizeof(close), deadline(),
+                            "sending the closing frame");
         return;
       }
       op = queue_.front();
@@ -333,31 +331,25 @@ Status TcpConnection::recvFrame(bool *closed) {
   FrameHeader h;
   // The first byte may be long in coming (an idle channel); the rest of
   // the frame has a deadline.
-  for (;;) {
+  for (FrameStream::Ready ready = FrameStream::Ready::Nothing;
+       ready != FrameStream::Ready::Bytes;) {
     if (stopReceiving_.load()) {
       *closed = true;
       return Status::ok();
     }
-    pollfd p{fd_.get(), POLLIN, 0};
-    int r = poll(&p, 1, 100);
-    if (r > 0)
-      break;
-    if (r < 0 && errno != EINTR)
-      return net::errnoStatus("poll");
+    MSCCLC_TRY(stream_->waitReadable(100, &ready).context(who_));
+    if (ready == FrameStream::Ready::Closed)
+      return systemError(fmt::format(
+          "{}: rank {} closed the connection without its closing frame (did "
+          "its process die?)",
+          who_, peer_));
   }
-  ssize_t n = ::recv(fd_.get(), &h, sizeof(h), MSG_PEEK | MSG_DONTWAIT);
-  if (n == 0)
-    return systemError(fmt::format(
-        "{}: rank {} closed the connection without its closing frame (did "
-        "its process die?)",
-        who_, peer_));
   std::string from = fmt::format("{}: receiving from rank {} (did its process "
                                  "die or stop?)",
                                  who_, peer_);
   net::Deadline d = deadline();
   MSCCLC_TRY(
-      net::recvAll(fd_.get(), &h, sizeof(h), d, "receiving a frame header")
-          .context(from));
+      stream_->recv(&h, sizeof(h), d, "receiving a frame header").context(from));
   std::shared_lock<std::shared_mutex> lock(registry_.mutex);
   FrameAction action;
   MSCCLC_TRY(classifyFrame(h, registry_, options_.sliceBytes, peer_, &action)
@@ -409,7 +401,7 @@ Status TcpConnection::recvData(const FrameHeader &h,
                                  static_cast<unsigned long long>(h.size));
   char *dst = reinterpret_cast<char *>(h.address);
   if (w.kind == MemoryKind::Host)
-    return net::recvAll(fd_.get(), dst, h.size, d, what).context(from);
+    return stream_->recv(dst, h.size, d, what).context(from);
   if (!recvCopier_)
     return internalError(fmt::format(
         "{}: a device window, but the network has no staging", who_));
@@ -419,7 +411,7 @@ Status TcpConnection::recvData(const FrameHeader &h,
   if (uint64_t t = recvRing_->ticket(i))
     MSCCLC_TRY(recvCopier_->wait(t));
   char *slot = recvRing_->slot(i);
-  MSCCLC_TRY(net::recvAll(fd_.get(), slot, h.size, d, what).context(from));
+  MSCCLC_TRY(stream_->recv(slot, h.size, d, what).context(from));
   MSCCLC_TRY(recvCopier_->copy(dst, slot, h.size, &recvRing_->ticket(i)));
   recvLast_ = recvRing_->ticket(i);
   return Status::ok();
@@ -434,7 +426,7 @@ void TcpConnection::recvLoop() {
     if (!s.isOk()) {
       // A refused or broken stream cannot be resynchronised: closing it
       // makes the sender fail too, instead of waiting on a signal.
-      ::shutdown(fd_.get(), SHUT_RDWR);
+      stream_->shutdown();
       fail(std::move(s));
       return;
     }
@@ -452,7 +444,7 @@ public:
       : conn_(c), peer_(peer), spec_(spec) {}
   /// Queued frames name this channel's copier: they leave first.
   ~TcpTransport() override { (void)conn_.waitSent(last_); }
-  TransportKind kind() const override { return TransportKind::Tcp; }
+  TransportKind kind() const override { return conn_.kind(); }
 
   Status put(uint32_t srcBuffer, uint64_t srcOffset, uint32_t dstBuffer,
              uint64_t dstOffset, uint64_t size) override {
@@ -524,12 +516,6 @@ private:
   uint64_t lastCopy_ = 0; ///< the last staging copy queued
 };
 
-PairHello helloOf(const Bootstrap &b) {
-  PairHello h{kPairMagic, uint32_t(b.rank()), b.nonce(), {}};
-  memcpy(h.secret, b.secret(), sizeof(h.secret));
-  return h;
-}
-
 } // namespace
 
 TcpNetwork::TcpNetwork() : registry_(std::make_unique<Registry>()) {}
@@ -538,89 +524,24 @@ TcpNetwork::~TcpNetwork() = default;
 Status TcpNetwork::connect(Bootstrap &b, const std::vector<int> &peers,
                            const TcpOptions &options,
                            std::unique_ptr<TcpNetwork> *out) {
-  int rank = b.rank(), nranks = b.nranks();
-  std::set<int> want;
-  for (int p : peers) {
-    if (p < 0 || p >= nranks || p == rank || !want.insert(p).second)
-      return invalidArgument(fmt::format(
-          "tcp transport: rank {} of {} lists peer {} (out of range, itself "
-          "or twice)",
-          rank, nranks, p));
-  }
+  FrameStreams streams;
+  MSCCLC_TRY(connectSocketStreams(b, peers, options.timeoutSeconds, &streams));
+  return over(b.rank(), std::move(streams), options, out);
+}
+
+Status TcpNetwork::over(int rank, FrameStreams streams,
+                        const TcpOptions &options,
+                        std::unique_ptr<TcpNetwork> *out) {
   std::unique_ptr<TcpNetwork> self(new TcpNetwork());
   self->rank_ = rank;
   self->options_ = options;
-  wire::WireAddr where = b.listenAddress();
-  where.port = 0;
-  net::Fd listener;
-  wire::WireAddr bound;
-  MSCCLC_TRY(net::listenOn(where, &listener, &bound)
-                 .context("tcp transport listener"));
-  std::vector<wire::WireAddr> addrs(static_cast<size_t>(nranks));
-  addrs[size_t(rank)] = bound;
-  MSCCLC_TRY(b.allGather(addrs.data(), sizeof(wire::WireAddr))
-                 .context("tcp transport: exchanging listen addresses"));
-
-  std::string who = fmt::format("tcp transport (rank {})", rank);
-  net::Deadline d =
-      net::Deadline::in(options.timeoutSeconds, who.c_str(), kTimeoutKnob);
-  PairHello mine = helloOf(b);
-  std::map<int, net::Fd> fds;
-  // Higher peers first: the highest rank only accepts, so every rank's
-  // connects are answered (by induction from the top).
-  for (int p : want) {
-    if (p < rank)
-      continue;
-    MSCCLC_TRY(wire::checkAddress(addrs[size_t(p)])
-                   .context(fmt::format("{}: rank {}'s address", who, p)));
-    net::Fd fd;
-    std::string what = fmt::format("connecting to rank {}", p);
-    MSCCLC_TRY(net::connectTo(addrs[size_t(p)], d, &fd).context(what));
-    MSCCLC_TRY(net::sendAll(fd.get(), &mine, sizeof(mine), d, what));
-    PairHello theirs;
-    MSCCLC_TRY(net::recvAll(fd.get(), &theirs, sizeof(theirs), d,
-                            fmt::format("waiting for rank {}'s hello", p)));
-    const char *bad = checkPairHello(theirs, b.nonce(), b.secret(), nranks);
-    if (!bad && theirs.rank != uint32_t(p))
-      bad = "another rank answered";
-    if (bad)
-      return systemError(fmt::format(
-          "{}: the answer at rank {}'s address is not rank {}'s: {}", who, p, p,
-          bad));
-    fds[p] = std::move(fd);
-  }
-  size_t lower = size_t(
-      std::count_if(want.begin(), want.end(), [&](int p) { return p < rank; }));
-  if (lower > 0)
-    MSCCLC_TRY(net::serveFirstFrames(
-        listener.get(), sizeof(PairHello), d, who.c_str(),
-        "waiting for lower ranks' connections",
-        [&](net::Fd &conn, const char *frame, const std::string &peer,
-            bool *done) {
-          PairHello h;
-          memcpy(&h, frame, sizeof(h));
-          const char *bad = checkPairHello(h, b.nonce(), b.secret(), nranks);
-          int p = bad ? -1 : int(h.rank);
-          if (!bad && (p >= rank || !want.count(p) || fds.count(p)))
-            bad = "a rank not expected here";
-          if (bad) {
-            MSCCLC_LOG(Warn, "{}: dropped a connection from {}: {}", who, peer,
-                       bad);
-            return Status::ok();
-          }
-          MSCCLC_TRY(net::sendAll(conn.get(), &mine, sizeof(mine), d,
-                                  fmt::format("answering rank {}", p)));
-          fds[p] = std::move(conn);
-          *done = fds.size() == want.size();
-          return Status::ok();
-        }));
-  for (auto &[p, fd] : fds) {
-    auto c = std::make_unique<TcpConnection>(rank, p, std::move(fd),
+  for (auto &[p, stream] : streams) {
+    auto c = std::make_unique<TcpConnection>(rank, p, std::move(stream),
                                              *self->registry_, options);
     MSCCLC_TRY(c->start());
     self->connections_[p] = std::move(c);
   }
-  MSCCLC_LOG(Debug, "{}: connected to {} peers, slices of {} bytes", who,
+  MSCCLC_LOG(Debug, "rank {}: frames to {} peers, slices of {} bytes", rank,
              self->connections_.size(),
              static_cast<unsigned long long>(options.sliceBytes));
   *out = std::move(self);

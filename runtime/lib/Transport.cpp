@@ -16,6 +16,8 @@ const char *transportName(TransportKind kind) {
     return "tcp";
   case TransportKind::Ib:
     return "ib verbs";
+  case TransportKind::IbStaged:
+    return "ib staged";
   }
   return "?";
 }
@@ -37,22 +39,52 @@ Status checkTransportVariable() {
       fmt::format("MSCCLC_TRANSPORT='{}': expected auto, tcp or ib", env));
 }
 
-Status chooseTransport(bool peerOnSameNode, bool ibAtBothEnds,
-                       TransportKind *out) {
+namespace {
+/// Why a pair with a port at both ends stages: whose GPU memory does not
+/// register.
+std::string whyStaged(IbAbility mine, IbAbility theirs) {
+  const char *whose = !mine.gpuMemory && !theirs.gpuMemory ? "neither end's"
+                      : !mine.gpuMemory                    ? "this rank's"
+                                                           : "the peer's";
+  return fmt::format("both ends have an IB port, but {} GPU memory does not "
+                     "register with it: staged through pinned host memory",
+                     whose);
+}
+} // namespace
+
+Status chooseTransport(bool peerOnSameNode, IbAbility mine, IbAbility theirs,
+                       TransportKind *out, std::string *why) {
   MSCCLC_TRY(checkTransportVariable());
   const char *env = transportVariable();
+  const bool ports = mine.port && theirs.port;
+  const bool gpuMemory = ports && mine.gpuMemory && theirs.gpuMemory;
+  std::string reason;
   if (strcmp(env, "tcp") == 0) {
     *out = TransportKind::Tcp;
+    reason = "MSCCLC_TRANSPORT=tcp";
   } else if (strcmp(env, "ib") == 0) {
-    if (!ibAtBothEnds)
+    if (!ports)
       return unsupported("MSCCLC_TRANSPORT=ib, but an end of this port "
-                         "channel has no IB verbs");
-    *out = TransportKind::Ib;
+                         "channel has no IB verbs (no active port)");
+    *out = gpuMemory ? TransportKind::Ib : TransportKind::IbStaged;
+    reason = "MSCCLC_TRANSPORT=ib; " +
+             (gpuMemory ? std::string("both ends register GPU memory")
+                        : whyStaged(mine, theirs));
   } else if (peerOnSameNode) {
     *out = TransportKind::CopyEngine;
+    reason = "same node";
+  } else if (gpuMemory) {
+    *out = TransportKind::Ib;
+    reason = "both ends register GPU memory with their IB port";
+  } else if (ports) {
+    *out = TransportKind::IbStaged;
+    reason = whyStaged(mine, theirs);
   } else {
-    *out = ibAtBothEnds ? TransportKind::Ib : TransportKind::Tcp;
+    *out = TransportKind::Tcp;
+    reason = !mine.port ? "no IB port at this rank" : "no IB port at the peer";
   }
+  if (why)
+    *why = std::move(reason);
   return Status::ok();
 }
 

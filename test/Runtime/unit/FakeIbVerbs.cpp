@@ -16,6 +16,14 @@
 // fake_ibverbs_refuse_reg_mr(1) makes ibv_reg_mr fail (no nvidia-peermem
 // for GPU memory). ibv_reg_dmabuf_mr takes any open descriptor and
 // registers the range at `iova`, the address writes use.
+// fake_ibverbs_lag(us) makes writes land late, as an HCA's do: each is
+// executed (its source read, its keys checked) by a thread of the library
+// `us` microseconds after it was posted, in the order posted, and completes
+// only then; inline data is taken at the post. fake_ibverbs_break_thread
+// acts on the queue pairs the calling thread made (a rank's, where ranks are
+// threads): 1, its process died (the queue pairs are gone: writes to them
+// fail as unanswered, their own flush with an error); 2, it stopped (its
+// writes neither land nor complete).
 //
 // In a process with the CUDA runtime (runtime-gpu-collectives at virtual
 // nodes), writes copy with cudaMemcpyAsync on a non-blocking stream of the
@@ -26,6 +34,8 @@
 #include <infiniband/verbs.h>
 
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -33,6 +43,8 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <set>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -160,13 +172,16 @@ struct FakeQp {
   uint8_t port = 0;
   uint32_t destQpn = 0;
   bool errored = false;
+  bool mute = false; ///< its writes vanish (fake_ibverbs_break_thread)
+  std::thread::id owner;
   struct Entry {
     uint64_t wrId;
     bool signaled;
   };
   std::deque<Entry> sendQueue; // posted, not yet known complete
 };
-std::map<uint32_t, FakeQp *> queuePairs; // by number
+std::map<uint32_t, FakeQp *> queuePairs; // by number; the dead ones left
+std::set<FakeQp *> allQps;                // until destroyed
 uint32_t nextQpn = 0x100;
 
 struct FakeCq {
@@ -277,13 +292,18 @@ ibv_qp *ibv_create_qp(ibv_pd *pd, ibv_qp_init_attr *init) {
   q->qp.state = IBV_QPS_RESET;
   q->qp.qp_num = nextQpn++;
   q->cap = init->cap;
+  q->owner = std::this_thread::get_id();
   queuePairs[q->qp.qp_num] = q;
+  allQps.insert(q);
   return &q->qp;
 }
 
 int ibv_destroy_qp(ibv_qp *qp) {
   std::lock_guard<std::mutex> lock(mutex);
-  queuePairs.erase(qp->qp_num);
+  auto it = queuePairs.find(qp->qp_num);
+  if (it != queuePairs.end() && it->second == fakeOf(qp))
+    queuePairs.erase(it);
+  allQps.erase(fakeOf(qp));
   delete fakeOf(qp);
   return 0;
 }
@@ -339,10 +359,125 @@ unsigned long long fake_ibverbs_writes() {
   return writes;
 }
 
+void fake_ibverbs_break_thread(int how) {
+  std::lock_guard<std::mutex> lock(mutex);
+  for (auto it = queuePairs.begin(); it != queuePairs.end();) {
+    FakeQp *q = it->second;
+    if (q->owner != std::this_thread::get_id()) {
+      ++it;
+      continue;
+    }
+    q->mute = how == 2;
+    if (how == 1) { // gone: unanswered from outside, flushed from inside
+      q->errored = true;
+      q->qp.state = IBV_QPS_ERR;
+      it = queuePairs.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+} // extern "C"
+
+namespace {
+
+/// A write posted and not yet executed (fake_ibverbs_lag).
+struct Pending {
+  std::chrono::steady_clock::time_point due;
+  FakeQp *qp;
+  ibv_send_wr wr;
+  ibv_sge sge;
+  std::vector<char> inlined;
+};
+// Never destroyed: the delivery thread waits on them while the process
+// exits.
+std::deque<Pending> &pending = *new std::deque<Pending>;
+std::chrono::microseconds lag{0};
+std::condition_variable &pendingCv = *new std::condition_variable;
+
+/// Executes write `wr` of `q` (the caller holds the mutex): checks, lands,
+/// completes if signaled or failed.
+void execute(FakeQp *q, const ibv_send_wr &wr, const void *inlineData) {
+  ibv_qp *qp = &q->qp;
+  auto *cq = reinterpret_cast<FakeCq *>(qp->send_cq);
+  bool signaled = wr.send_flags & IBV_SEND_SIGNALED;
+  ibv_wc_status status = IBV_WC_SUCCESS;
+  uint64_t length = wr.num_sge ? wr.sg_list[0].length : 0;
+  bool isInline = wr.send_flags & IBV_SEND_INLINE;
+  auto peer = queuePairs.find(q->destQpn);
+  if (q->errored)
+    status = IBV_WC_WR_FLUSH_ERR;
+  else if (wr.opcode != IBV_WR_RDMA_WRITE || wr.num_sge > 1 ||
+           (isInline && length > q->cap.max_inline_data))
+    status = IBV_WC_LOC_QP_OP_ERR;
+  else if (length && !isInline &&
+           !covers(wr.sg_list[0].lkey, qp->pd, wr.sg_list[0].addr, length, 0))
+    status = IBV_WC_LOC_PROT_ERR;
+  else if (peer == queuePairs.end() || peer->second->destQpn != qp->qp_num ||
+           peer->second->qp.state < IBV_QPS_RTR)
+    status = IBV_WC_RETRY_EXC_ERR; // nobody answers
+  else if (length && !covers(wr.wr.rdma.rkey, peer->second->qp.pd,
+                             wr.wr.rdma.remote_addr, length,
+                             IBV_ACCESS_REMOTE_WRITE))
+    status = IBV_WC_REM_ACCESS_ERR;
+  if (status == IBV_WC_SUCCESS && length) {
+    const void *src = inlineData ? inlineData
+                                 : reinterpret_cast<const void *>(wr.sg_list[0].addr);
+    if (copyBytes(reinterpret_cast<void *>(wr.wr.rdma.remote_addr), src, length))
+      ++writes;
+    else
+      status = IBV_WC_LOC_PROT_ERR;
+  }
+  if (status != IBV_WC_SUCCESS) {
+    q->errored = true;
+    qp->state = IBV_QPS_ERR;
+    signaled = true; // errors always complete
+  }
+  if (signaled) {
+    ibv_wc wc{};
+    wc.wr_id = wr.wr_id;
+    wc.status = status;
+    wc.opcode = IBV_WC_RDMA_WRITE;
+    wc.qp_num = qp->qp_num;
+    cq->done.push_back(wc);
+  }
+}
+
+/// Executes the lagging writes when they are due (a thread of its own).
+void deliver() {
+  std::unique_lock<std::mutex> lock(mutex);
+  for (;;) {
+    pendingCv.wait(lock, [] { return !pending.empty(); });
+    auto due = pending.front().due;
+    if (std::chrono::steady_clock::now() < due) {
+      pendingCv.wait_until(lock, due);
+      continue;
+    }
+    Pending p = std::move(pending.front());
+    pending.pop_front();
+    // A queue pair destroyed since: its writes go nowhere.
+    if (!allQps.count(p.qp))
+      continue;
+    p.wr.sg_list = p.wr.num_sge ? &p.sge : nullptr;
+    execute(p.qp, p.wr, p.inlined.empty() ? nullptr : p.inlined.data());
+  }
+}
+
+} // namespace
+
+extern "C" {
+
+void fake_ibverbs_lag(int microseconds) {
+  static std::once_flag started;
+  std::call_once(started, [] { std::thread(deliver).detach(); });
+  std::lock_guard<std::mutex> lock(mutex);
+  lag = std::chrono::microseconds(microseconds);
+}
+
 int fakePostSend(ibv_qp *qp, ibv_send_wr *wr, ibv_send_wr **bad) {
   std::lock_guard<std::mutex> lock(mutex);
   FakeQp *q = fakeOf(qp);
-  auto *cq = reinterpret_cast<FakeCq *>(qp->send_cq);
   for (; wr; wr = wr->next) {
     if (qp->state != IBV_QPS_RTS && !q->errored) {
       *bad = wr;
@@ -352,47 +487,23 @@ int fakePostSend(ibv_qp *qp, ibv_send_wr *wr, ibv_send_wr **bad) {
       *bad = wr;
       return ENOMEM;
     }
-    bool signaled = wr->send_flags & IBV_SEND_SIGNALED;
-    ibv_wc_status status = IBV_WC_SUCCESS;
-    uint64_t length = wr->num_sge ? wr->sg_list[0].length : 0;
-    bool isInline = wr->send_flags & IBV_SEND_INLINE;
-    auto peer = queuePairs.find(q->destQpn);
-    if (q->errored)
-      status = IBV_WC_WR_FLUSH_ERR;
-    else if (wr->opcode != IBV_WR_RDMA_WRITE || wr->num_sge > 1 ||
-             (isInline && length > q->cap.max_inline_data))
-      status = IBV_WC_LOC_QP_OP_ERR;
-    else if (length && !isInline &&
-             !covers(wr->sg_list[0].lkey, qp->pd, wr->sg_list[0].addr, length, 0))
-      status = IBV_WC_LOC_PROT_ERR;
-    else if (peer == queuePairs.end() || peer->second->destQpn != qp->qp_num ||
-             peer->second->qp.state < IBV_QPS_RTR)
-      status = IBV_WC_RETRY_EXC_ERR; // nobody answers
-    else if (length && !covers(wr->wr.rdma.rkey, peer->second->qp.pd,
-                               wr->wr.rdma.remote_addr, length,
-                               IBV_ACCESS_REMOTE_WRITE))
-      status = IBV_WC_REM_ACCESS_ERR;
-    if (status == IBV_WC_SUCCESS && length) {
-      if (copyBytes(reinterpret_cast<void *>(wr->wr.rdma.remote_addr),
-                    reinterpret_cast<const void *>(wr->sg_list[0].addr), length))
-        ++writes;
-      else
-        status = IBV_WC_LOC_PROT_ERR;
+    q->sendQueue.push_back({wr->wr_id, (wr->send_flags & IBV_SEND_SIGNALED) != 0});
+    if (q->mute)
+      continue;
+    if (lag.count() == 0 || q->errored) {
+      execute(q, *wr, nullptr);
+      continue;
     }
-    if (status != IBV_WC_SUCCESS) {
-      q->errored = true;
-      qp->state = IBV_QPS_ERR;
-      signaled = true; // errors always complete
+    Pending p{std::chrono::steady_clock::now() + lag, q, *wr, {}, {}};
+    p.wr.next = nullptr;
+    if (wr->num_sge)
+      p.sge = wr->sg_list[0];
+    if (wr->num_sge && (wr->send_flags & IBV_SEND_INLINE)) {
+      const char *data = reinterpret_cast<const char *>(wr->sg_list[0].addr);
+      p.inlined.assign(data, data + wr->sg_list[0].length);
     }
-    q->sendQueue.push_back({wr->wr_id, signaled});
-    if (signaled) {
-      ibv_wc wc{};
-      wc.wr_id = wr->wr_id;
-      wc.status = status;
-      wc.opcode = IBV_WC_RDMA_WRITE;
-      wc.qp_num = qp->qp_num;
-      cq->done.push_back(wc);
-    }
+    pending.push_back(std::move(p));
+    pendingCv.notify_all();
   }
   return 0;
 }

@@ -519,20 +519,34 @@ TEST_F(IbConnectionTest, ReadinessNeedsAPortThatRegistersGpuMemory) {
   IbReadiness r =
       findIbReadiness(probe, options, memory.data(), memory.size(), nullptr);
   EXPECT_TRUE(r.ready) << r.detail;
+  EXPECT_TRUE(r.hasPort);
   EXPECT_EQ(r.port.device, "mlx5_0");
   EXPECT_EQ(r.detail, "mlx5_0:1 (InfiniBand), GPU memory through nvidia-peermem");
-  // A port that cannot reach GPU memory is not ready, and says why.
+  const IbReadiness full = r;
+  // A port that cannot reach GPU memory is not ready, and says why; it
+  // still has its port, which ib staged uses.
   controls.refuseRegMr(1);
   r = findIbReadiness(probe, options, memory.data(), memory.size(), nullptr);
   EXPECT_FALSE(r.ready);
+  EXPECT_TRUE(r.hasPort);
+  EXPECT_EQ(r.port.device, "mlx5_0");
   EXPECT_NE(r.detail.find("registers neither as a dma-buf"), std::string::npos)
       << r.detail;
+  // The pairs these findings make: staged where one end does not register.
+  TransportKind k;
+  ASSERT_TRUE(chooseTransport(false, full.ability(), full.ability(), &k).isOk());
+  EXPECT_EQ(k, TransportKind::Ib);
+  ASSERT_TRUE(chooseTransport(false, full.ability(), r.ability(), &k).isOk());
+  EXPECT_EQ(k, TransportKind::IbStaged);
   // No port: the probe's reason.
   IbProbe none;
   none.why = "no RDMA device (ibv_get_device_list found none)";
   r = findIbReadiness(none, options, memory.data(), memory.size(), nullptr);
   EXPECT_FALSE(r.ready);
+  EXPECT_FALSE(r.hasPort);
   EXPECT_EQ(r.detail, none.why);
+  ASSERT_TRUE(chooseTransport(false, full.ability(), r.ability(), &k).isOk());
+  EXPECT_EQ(k, TransportKind::Tcp);
 }
 
 TEST_F(IbConnectionTest, NetworksShareRegistrationsAndExchangeKeys) {

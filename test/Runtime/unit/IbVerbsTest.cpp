@@ -128,10 +128,11 @@ TEST_F(IbVerbsTest, AHostWithoutRdmaCoreIsNotReadyAndUsesTcp) {
   char memory[64];
   IbReadiness r = findIbReadiness(probe, IbOptions(), memory, sizeof(memory), nullptr);
   EXPECT_FALSE(r.ready);
+  EXPECT_FALSE(r.hasPort);
   EXPECT_EQ(r.detail, probe.why);
   EXPECT_NE(r.detail.find("/nonexistent/libibverbs.so.1"), std::string::npos)
       << r.detail;
   TransportKind k = TransportKind::CopyEngine;
-  ASSERT_TRUE(chooseTransport(false, r.ready, &k).isOk());
+  ASSERT_TRUE(chooseTransport(false, r.ability(), r.ability(), &k).isOk());
   EXPECT_EQ(k, TransportKind::Tcp);
 }

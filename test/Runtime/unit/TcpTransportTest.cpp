@@ -1,24 +1,35 @@
-//===- TcpTransportTest.cpp - Port channels over loopback TCP -------------===//
+//===- TcpTransportTest.cpp - Port channels over frame streams ------------===//
 //
-// Two forked ranks over 127.0.0.1: puts, signals and flushes of sizes around
-// the slice, content checked, from host memory and staged as device memory
-// is (through slots, behind copies that lag: a signal seen before its data,
-// a slot reused too early or a flush that returns before the source was
-// read shows up as wrong bytes); a peer killed mid-transfer and a stopped
-// peer turn into errors naming it; a write outside a window is refused.
-// Plus the transport choice and the frame checks on plain values.
+// Two ranks whose TcpNetwork's frames travel over each carrier (FrameStream):
+//   - Sockets: forked ranks over 127.0.0.1;
+//   - IbRing / IbRingSmallerThanASlice ("ib staged", IbRing.h): rank threads
+//     whose rings (1 MiB, and 4093 bytes, less than a slice, so every frame
+//     wraps around) live on the fake libibverbs (FakeIbVerbs.cpp), whose
+//     writes land late (a tail written before its data, or bytes written
+//     over unconsumed ones, shows up as wrong bytes or a refused frame).
+// Each runs the same channel tests: puts, signals and flushes of sizes
+// around the slice, content checked, from host memory and staged as device
+// memory is (through slots, behind copies that lag: a signal seen before
+// its data, a slot reused too early or a flush that returns before the
+// source was read shows up as wrong bytes); a peer killed mid-transfer and
+// a stopped peer turn into errors naming it; a write outside a window is
+// refused; drains. Plus the transport choice and the frame checks on plain
+// values.
 //
 //===----------------------------------------------------------------------===//
 
 #include "mscclc/runtime/TcpTransport.h"
-#include "mscclc/runtime/TcpWire.h"
 #include "mscclc/runtime/Bootstrap.h"
+#include "mscclc/runtime/IbRing.h"
+#include "mscclc/runtime/TcpWire.h"
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
+#include <dlfcn.h>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -163,6 +174,32 @@ int failed(int rank, const std::string &why) {
   return 1;
 }
 
+/// What the frames travel over (the test's parameter).
+struct Carrier {
+  const char *name;
+  bool rings = false;      ///< IB rings on the fake HCA, else sockets
+  uint64_t ringBytes = 0;
+};
+Carrier carrier; // this test's
+
+/// The fake libibverbs' controls (FakeIbVerbs.cpp).
+struct FakeHca {
+  void (*lag)(int) = nullptr;
+  void (*breakThread)(int) = nullptr;
+};
+#ifdef MSCCLC_FAKE_IBVERBS
+FakeHca fakeHca() {
+  void *h = dlopen(MSCCLC_FAKE_IBVERBS, RTLD_NOW);
+  EXPECT_NE(h, nullptr) << dlerror();
+  FakeHca f;
+  f.lag = reinterpret_cast<void (*)(int)>(dlsym(h, "fake_ibverbs_lag"));
+  f.breakThread =
+      reinterpret_cast<void (*)(int)>(dlsym(h, "fake_ibverbs_break_thread"));
+  EXPECT_TRUE(f.lag && f.breakThread);
+  return f;
+}
+#endif
+
 struct Rank {
   std::unique_ptr<Bootstrap> bootstrap;
   std::unique_ptr<TcpNetwork> net;
@@ -178,14 +215,83 @@ Status join(const UniqueId &id, int rank, double timeout, Rank *out,
     o.staging = std::make_shared<LaggingBackend>();
     o.stagingSlots = 3; // fewer than the slices of a large put
   }
-  return TcpNetwork::connect(*out->bootstrap, {1 - rank}, o, &out->net);
+  if (!carrier.rings)
+    return TcpNetwork::connect(*out->bootstrap, {1 - rank}, o, &out->net);
+  IbOptions io;
+  io.timeoutSeconds = timeout;
+  io.ringBytes = carrier.ringBytes;
+  FrameStreams streams;
+  MSCCLC_TRY(connectIbRingStreams(*out->bootstrap, {1 - rank},
+                                  {"mlx5_0", 1, false}, io, &streams));
+  return TcpNetwork::over(rank, std::move(streams), o, &out->net);
 }
 
-/// Rank 0 and rank 1 in two processes; true when both exit 0 within 20 s.
-/// `stopped1`: rank 1 may be stopped; it is killed once rank 0 is done.
-/// `killed1`: rank 1 kills itself (SIGKILL).
+std::atomic<bool> rank0Done{false};
+
+/// Rank 1 dies here: SIGKILL, or, as a thread, its queue pairs go (as a
+/// dead process's do) and it drops its network.
+int dieHere(Rank &me) {
+  if (!carrier.rings)
+    raise(SIGKILL);
+#ifdef MSCCLC_FAKE_IBVERBS
+  fakeHca().breakThread(1);
+#endif
+  me.net.reset();
+  return 0;
+}
+
+/// Rank 1 stops here until rank 0 is done: SIGSTOP (then the parent kills
+/// it), or, as a thread, its writes stop landing.
+int stopHere(int rank, Rank &me) {
+  if (!carrier.rings) {
+    raise(SIGSTOP); // killed by the parent once rank 0 is done
+    return failed(rank, "went on after SIGSTOP");
+  }
+#ifdef MSCCLC_FAKE_IBVERBS
+  fakeHca().breakThread(2);
+#endif
+  while (!rank0Done.load())
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  me.net.reset();
+  return 0;
+}
+
+/// Rank 0 and rank 1 as threads of this process (the fake HCA's queue
+/// pairs reach each other only within one); true when both return 0
+/// within 20 s. A hang ends the test process.
+bool runThreads(const std::function<int(int, const UniqueId &)> &body) {
+  UniqueId id;
+  if (!createUniqueId(&id).isOk())
+    return false;
+  std::atomic<int> codes[2] = {-1, -1};
+  rank0Done = false;
+  std::thread ranks[2] = {std::thread([&] {
+                            codes[0] = body(0, id);
+                            rank0Done = true;
+                          }),
+                          std::thread([&] { codes[1] = body(1, id); })};
+  auto deadline = Clock::now() + std::chrono::seconds(20);
+  while (codes[0] == -1 || codes[1] == -1) {
+    if (Clock::now() > deadline) {
+      fprintf(stderr, "a rank hung\n");
+      std::_Exit(1);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  for (auto &t : ranks)
+    t.join();
+  EXPECT_EQ(codes[0], 0);
+  EXPECT_EQ(codes[1], 0);
+  return codes[0] == 0 && codes[1] == 0;
+}
+
+/// Rank 0 and rank 1 in two processes (or threads, for rings); true when
+/// both exit 0 within 20 s. `stopped1`: rank 1 may be stopped; it is
+/// killed once rank 0 is done. `killed1`: rank 1 kills itself (SIGKILL).
 bool runPair(const std::function<int(int, const UniqueId &)> &body,
              bool stopped1 = false, bool killed1 = false) {
+  if (carrier.rings)
+    return runThreads(body);
   UniqueId id;
   if (!createUniqueId(&id).isOk())
     return false;
@@ -237,13 +343,40 @@ Status putUntilError(Transport &t) {
   return Status::ok();
 }
 
-class TcpTransportTest : public ::testing::Test {
+class FrameTransportTest : public ::testing::TestWithParam<Carrier> {
 protected:
   void SetUp() override {
     setenv("MSCCLC_BOOTSTRAP_ADDR", "127.0.0.1", 1);
     setenv("MSCCLC_BOOTSTRAP_TIMEOUT", "10", 1);
+    carrier = GetParam();
+#ifdef MSCCLC_FAKE_IBVERBS
+    if (carrier.rings) {
+      setenv("MSCCLC_IBVERBS_LIBRARY", MSCCLC_FAKE_IBVERBS, 1);
+      fakeHca().lag(30);
+    }
+#endif
+  }
+  void TearDown() override {
+#ifdef MSCCLC_FAKE_IBVERBS
+    if (carrier.rings)
+      fakeHca().lag(0);
+#endif
+    unsetenv("MSCCLC_IBVERBS_LIBRARY");
   }
 };
+
+INSTANTIATE_TEST_SUITE_P(
+    Carriers, FrameTransportTest,
+    ::testing::Values(Carrier{"Sockets"}
+#ifdef MSCCLC_FAKE_IBVERBS
+                      ,
+                      Carrier{"IbRing", true, 1 << 20},
+                      Carrier{"IbRingSmallerThanASlice", true, 4093}
+#endif
+                      ),
+    [](const ::testing::TestParamInfo<Carrier> &info) {
+      return std::string(info.param.name);
+    });
 
 } // namespace
 
@@ -326,15 +459,15 @@ void putsSignalsFlushes(bool staged) {
   }));
 }
 
-TEST_F(TcpTransportTest, PutsSignalsFlushesAroundTheSlice) {
+TEST_P(FrameTransportTest, PutsSignalsFlushesAroundTheSlice) {
   putsSignalsFlushes(false);
 }
 
-TEST_F(TcpTransportTest, StagedPutsSignalsFlushesThroughFewSlots) {
+TEST_P(FrameTransportTest, StagedPutsSignalsFlushesThroughFewSlots) {
   putsSignalsFlushes(true);
 }
 
-TEST_F(TcpTransportTest, DeviceMemoryWithoutStagingIsRefused) {
+TEST_P(FrameTransportTest, DeviceMemoryWithoutStagingIsRefused) {
   EXPECT_TRUE(runPair([](int rank, const UniqueId &id) {
     Rank me;
     Status s = join(id, rank, 5, &me);
@@ -367,7 +500,7 @@ TEST_F(TcpTransportTest, DeviceMemoryWithoutStagingIsRefused) {
   }));
 }
 
-TEST_F(TcpTransportTest, PeerKilledMidTransferIsAnErrorNamingIt) {
+TEST_P(FrameTransportTest, PeerKilledMidTransferIsAnErrorNamingIt) {
   EXPECT_TRUE(runPair(
       [](int rank, const UniqueId &id) {
         Rank me;
@@ -382,7 +515,7 @@ TEST_F(TcpTransportTest, PeerKilledMidTransferIsAnErrorNamingIt) {
           return failed(rank, s.message());
         if (rank == 1) {
           std::this_thread::sleep_for(std::chrono::milliseconds(30));
-          raise(SIGKILL);
+          return dieHere(me);
         }
         TcpChannelSpec spec;
         spec.src[0] = buffer.data();
@@ -393,17 +526,26 @@ TEST_F(TcpTransportTest, PeerKilledMidTransferIsAnErrorNamingIt) {
         std::unique_ptr<Transport> t;
         if (!(s = me.net->channel(1, spec, &t)).isOk())
           return failed(rank, s.message());
+        auto start = Clock::now();
         s = putUntilError(*t);
         if (s.isOk())
           return failed(rank, "no error after the peer died");
+        // Found dead, not merely silent for the time-out (5 s), and no
+        // thread of the network waits that long to end either.
+        if (s.code() == Code::Timeout)
+          return failed(rank, "the dead peer only timed out: " + s.message());
         if (s.message().find("rank 1") == std::string::npos)
           return failed(rank, "the error does not name rank 1: " + s.message());
+        t.reset();
+        me.net.reset();
+        if (Clock::now() - start > std::chrono::seconds(4))
+          return failed(rank, "finding the dead peer and closing took over 4 s");
         return 0;
       },
       /*stopped1=*/false, /*killed1=*/true));
 }
 
-TEST_F(TcpTransportTest, StoppedPeerTimesOut) {
+TEST_P(FrameTransportTest, StoppedPeerTimesOut) {
   EXPECT_TRUE(runPair(
       [](int rank, const UniqueId &id) {
         Rank me;
@@ -416,10 +558,8 @@ TEST_F(TcpTransportTest, StoppedPeerTimesOut) {
                           buffer.size(), &semaphore, MemoryKind::Host, &remote);
         if (!s.isOk())
           return failed(rank, s.message());
-        if (rank == 1) {
-          raise(SIGSTOP); // killed by the parent once rank 0 is done
-          return failed(rank, "went on after SIGSTOP");
-        }
+        if (rank == 1)
+          return stopHere(rank, me);
         TcpChannelSpec spec;
         spec.src[0] = buffer.data();
         spec.srcExtent[0] = buffer.size();
@@ -444,7 +584,7 @@ TEST_F(TcpTransportTest, StoppedPeerTimesOut) {
       /*stopped1=*/true));
 }
 
-TEST_F(TcpTransportTest, WriteOutsideTheWindowIsRefused) {
+TEST_P(FrameTransportTest, WriteOutsideTheWindowIsRefused) {
   EXPECT_TRUE(runPair([](int rank, const UniqueId &id) {
     Rank me;
     Status s = join(id, rank, 5, &me);
@@ -502,7 +642,7 @@ TEST_F(TcpTransportTest, WriteOutsideTheWindowIsRefused) {
 /// rank 1's drain returns, every byte and the signal have landed, though
 /// its copier lags (a drain that did not wait for the frames, or for their
 /// device copies, would leave them missing).
-TEST_F(TcpTransportTest, DrainReturnsOnceEveryFrameLanded) {
+TEST_P(FrameTransportTest, DrainReturnsOnceEveryFrameLanded) {
   const uint64_t bytes = kSlice * 9 + 17;
   EXPECT_TRUE(runPair([&](int rank, const UniqueId &id) {
     Rank me;
@@ -557,7 +697,7 @@ TEST_F(TcpTransportTest, DrainReturnsOnceEveryFrameLanded) {
   }));
 }
 
-TEST_F(TcpTransportTest, APeerThatDoesNotDrainTimesOut) {
+TEST_P(FrameTransportTest, APeerThatDoesNotDrainTimesOut) {
   EXPECT_TRUE(runPair([&](int rank, const UniqueId &id) {
     Rank me;
     Status s = join(id, rank, /*timeout=*/1, &me);
@@ -611,34 +751,69 @@ TEST(TcpWire, FrameChecks) {
   EXPECT_STREQ(checkPairHello(p, 42, secret, 2), "wrong secret");
 }
 
+/// Per pair: IB verbs where both ends have a port that registers GPU
+/// memory, ib staged where both have a port and an end's GPU memory does
+/// not register, TCP where an end has no port; and what MSCCLC_TRANSPORT
+/// makes of it.
 TEST(TransportChoice, EnvironmentVariable) {
+  const IbAbility none, port{true, false}, full{true, true};
   TransportKind k;
+  std::string why;
   unsetenv("MSCCLC_TRANSPORT");
-  ASSERT_TRUE(chooseTransport(true, true, &k).isOk());
+  ASSERT_TRUE(chooseTransport(true, full, full, &k).isOk());
   EXPECT_EQ(k, TransportKind::CopyEngine);
-  ASSERT_TRUE(chooseTransport(false, false, &k).isOk());
-  EXPECT_EQ(k, TransportKind::Tcp); // a host without RDMA devices
-  ASSERT_TRUE(chooseTransport(false, true, &k).isOk());
-  EXPECT_EQ(k, TransportKind::Ib);
+  struct Case {
+    IbAbility mine, theirs;
+    TransportKind kind;
+    const char *why;
+  };
+  for (const Case &c :
+       {Case{none, none, TransportKind::Tcp, "no IB port at this rank"},
+        Case{full, full, TransportKind::Ib, "both ends register"},
+        Case{full, port, TransportKind::IbStaged, "the peer's GPU memory"},
+        Case{port, full, TransportKind::IbStaged, "this rank's GPU memory"},
+        Case{port, port, TransportKind::IbStaged, "neither end's"},
+        Case{full, none, TransportKind::Tcp, "no IB port at the peer"},
+        Case{none, port, TransportKind::Tcp, "no IB port at this rank"}}) {
+    ASSERT_TRUE(chooseTransport(false, c.mine, c.theirs, &k, &why).isOk());
+    EXPECT_EQ(k, c.kind) << c.why;
+    EXPECT_NE(why.find(c.why), std::string::npos) << why;
+  }
+  // A registration without a port cannot happen, and counts for nothing.
+  ASSERT_TRUE(chooseTransport(false, {false, true}, full, &k).isOk());
+  EXPECT_EQ(k, TransportKind::Tcp);
   EXPECT_FALSE(transportMayUseIb(false));
   EXPECT_TRUE(transportMayUseIb(true));
+  EXPECT_STREQ(transportName(TransportKind::IbStaged), "ib staged");
+
   setenv("MSCCLC_TRANSPORT", "tcp", 1);
-  ASSERT_TRUE(chooseTransport(true, true, &k).isOk());
-  EXPECT_EQ(k, TransportKind::Tcp);
-  ASSERT_TRUE(chooseTransport(false, true, &k).isOk());
-  EXPECT_EQ(k, TransportKind::Tcp);
+  for (IbAbility a : {none, port, full}) {
+    ASSERT_TRUE(chooseTransport(true, a, full, &k).isOk());
+    EXPECT_EQ(k, TransportKind::Tcp);
+    ASSERT_TRUE(chooseTransport(false, full, a, &k, &why).isOk());
+    EXPECT_EQ(k, TransportKind::Tcp);
+    EXPECT_EQ(why, "MSCCLC_TRANSPORT=tcp");
+  }
   EXPECT_FALSE(transportMayUseIb(true));
+
   setenv("MSCCLC_TRANSPORT", "ib", 1); // even inside a node; or refused
-  ASSERT_TRUE(chooseTransport(true, true, &k).isOk());
+  ASSERT_TRUE(chooseTransport(true, full, full, &k).isOk());
   EXPECT_EQ(k, TransportKind::Ib);
-  Status refused = chooseTransport(false, false, &k);
+  ASSERT_TRUE(chooseTransport(false, port, full, &k, &why).isOk());
+  EXPECT_EQ(k, TransportKind::IbStaged); // accepted, staged
+  EXPECT_NE(why.find("MSCCLC_TRANSPORT=ib"), std::string::npos) << why;
+  ASSERT_TRUE(chooseTransport(true, port, port, &k).isOk());
+  EXPECT_EQ(k, TransportKind::IbStaged);
+  Status refused = chooseTransport(false, none, none, &k);
   EXPECT_EQ(refused.code(), Code::Unsupported);
   EXPECT_NE(refused.message().find("no IB verbs"), std::string::npos);
+  EXPECT_EQ(chooseTransport(false, full, none, &k).code(), Code::Unsupported);
   EXPECT_TRUE(transportMayUseIb(false));
   EXPECT_TRUE(transportRequiresIb());
   EXPECT_TRUE(checkTransportVariable().isOk());
+
   setenv("MSCCLC_TRANSPORT", "carrier-pigeon", 1);
-  Status s = chooseTransport(true, false, &k);
+  Status s = chooseTransport(true, none, none, &k);
   EXPECT_FALSE(s.isOk());
   EXPECT_NE(s.message().find("MSCCLC_TRANSPORT"), std::string::npos);
   EXPECT_FALSE(checkTransportVariable().isOk());

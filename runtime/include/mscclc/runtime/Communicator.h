@@ -95,9 +95,10 @@ public:
   bool sameNode(int r) const { return node(r) == node(rank_); }
   const std::vector<int> &nodes() const { return nodeOf_; }
   /// How a port channel between ranks a and b travels (chooseTransport,
-  /// from whether they share a node and both are ready for IB verbs; the
-  /// same answer on every rank).
-  Status transportBetween(int a, int b, TransportKind *out) const;
+  /// from whether they share a node and what each can do with IB verbs;
+  /// the same answer on every rank). `*why`: what decided it, seen from a.
+  Status transportBetween(int a, int b, TransportKind *out,
+                          std::string *why = nullptr) const;
   /// Whether rank r runs on this rank's GPU (several ranks may share one).
   bool sameGpu(int r) const;
   /// Whether `other` belongs to the same communicator (made from the same
@@ -124,9 +125,10 @@ public:
   /// The proxy thread serving this rank's port channels (started lazily).
   Status proxy(Proxy **out);
   /// Collective the first time (every rank calls it, as Executor::init
-  /// does for a program with TCP port channels): connects to every rank
-  /// transportBetween() sends over TCP, with GPU memory staged through
-  /// pinned host memory. Later calls return the same network.
+  /// does for a program with TCP or ib staged port channels): connects to
+  /// every rank transportBetween() sends over TCP (sockets) or ib staged
+  /// (IB rings), with GPU memory staged through pinned host memory. Later
+  /// calls return the same network.
   Status tcpNetwork(TcpNetwork **out);
   /// The same for the ranks transportBetween() sends over IB verbs.
   Status ibNetwork(IbNetwork **out);
@@ -164,6 +166,8 @@ private:
   /// verbs (findIbReadiness), where MSCCLC_TRANSPORT and the nodes may
   /// want it.
   Status learnIbReadiness();
+  /// Logs (INFO) which transport serves each peer, and why.
+  Status logTransports() const;
 
   int rank_ = 0;
   int nranks_ = 0;
@@ -171,8 +175,8 @@ private:
   std::unique_ptr<Bootstrap> bootstrap_;
   std::vector<PeerInfo> peers_;
   std::vector<int> nodeOf_;
-  std::vector<uint8_t> ibReady_; ///< per rank: IB verbs can serve it
-  IbPort ibPort_;                ///< this rank's, when it is ready
+  std::vector<IbAbility> ibAbility_; ///< per rank (learnIbReadiness)
+  IbPort ibPort_;                    ///< this rank's, when it has one
 
   struct Mapping {
     void *base = nullptr;    ///< local address of the opened allocation

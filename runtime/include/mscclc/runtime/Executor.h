@@ -187,7 +187,8 @@ private:
   /// The streams the proxy copies and signals on.
   size_t proxyStreamCount() const;
   Status contextFor(const void *input, void *output, Context **out);
-  /// Makes port channel `pc` (plan channel `c`) a TCP link of `ctx`.
+  /// Makes port channel `pc` (plan channel `c`) a link of `ctx` over the
+  /// staged frames (TcpNetwork: sockets or ib staged rings).
   Status tcpLink(const PlanChannel &c, ProxyChannel *pc, uint64_t *counter,
                  const PeerPointer dst[3], Context *ctx);
   /// Makes port channel `pc` (plan channel `c`) an IB verbs link of `ctx`.
@@ -275,7 +276,8 @@ private:
 
   // Port channels to other nodes (or all, MSCCLC_TRANSPORT=tcp).
   TcpNetwork *tcp_ = nullptr; ///< the communicator's; null: none used
-  std::vector<int> tcpPeers_; ///< the ranks this one's plan reaches over tcp
+  /// The ranks this one's plan reaches over staged frames (tcp, ib staged).
+  std::vector<int> tcpPeers_;
   uint32_t semaphoreWindow_ = 0, scratchWindow_ = 0;
 
   // Port channels over IB verbs (to other nodes, or all: MSCCLC_TRANSPORT=ib).

@@ -28,7 +28,10 @@
 // another.
 //
 // GPU memory registers as a dma-buf (cudaDmaBufExporter, DmaBuf.cpp), else
-// through nvidia-peermem, else not (the caller stages it), and says which.
+// through nvidia-peermem, else not, and says which. A pair of ranks with a
+// port each where an end's GPU memory does not register is "ib staged":
+// the TCP transport's frames over a ring of host memory on one of these
+// connections (IbRing.h).
 //
 // The executor (Executor.cpp) puts port channels between nodes on IB verbs
 // where both ends are ready (findIbReadiness): it registers its GPU memory
@@ -95,22 +98,29 @@ struct IbOptions {
   int gidIndex = 0;                      ///< RoCE
   uint8_t ackTimeout = 20;  ///< 4.096 us * 2^ackTimeout before a retry
   uint8_t retryCount = 7;
+  /// Ib staged (IbRing.h): the bytes of each receive ring.
+  uint64_t ringBytes = 4ull << 20;
 };
 
+/// MSCCLC_IB_RING_BYTES's range.
+constexpr uint64_t kMinRingBytes = 4096, kMaxRingBytes = 1ull << 30;
+
 /// MSCCLC_IB_GID_INDEX (else NCCL_IB_GID_INDEX), MSCCLC_IB_TIMEOUT (else
-/// NCCL_IB_TIMEOUT) and MSCCLC_TRANSPORT_TIMEOUT; an error names the
-/// variable whose value is out of range.
+/// NCCL_IB_TIMEOUT), MSCCLC_TRANSPORT_TIMEOUT and MSCCLC_IB_RING_BYTES; an
+/// error names the variable whose value is out of range.
 Status ibOptionsFromEnv(IbOptions *out);
 
 class IbConnection;
 
 /// Whether this rank can carry port channels over IB verbs.
 struct IbReadiness {
-  bool ready = false;
-  IbPort port; ///< the port it would use (when ready)
+  bool ready = false;   ///< a port, and GPU memory registers on it
+  bool hasPort = false; ///< a port that opens (ib staged needs no more)
+  IbPort port;          ///< the port it would use (when it has one)
   /// Ready: the port and how GPU memory registers ("mlx5_0:1 (InfiniBand),
   /// GPU memory through dma-buf"); else why not.
   std::string detail;
+  IbAbility ability() const { return {hasPort, ready}; }
 };
 
 class IbDevice;
@@ -118,7 +128,8 @@ using DmaBufExporter = std::function<Status(void *base, uint64_t bytes, int *fd)
 
 /// The first port of `probe` (MSCCLC_IB_HCA picks it), opened, with
 /// `memory` (`bytes` of the rank's GPU memory) registered on it and
-/// deregistered again: ready only if all of that works.
+/// deregistered again: ready only if all of that works; hasPort once the
+/// port opens.
 IbReadiness findIbReadiness(const IbProbe &probe, const IbOptions &options,
                             void *memory, uint64_t bytes,
                             const DmaBufExporter &exportDmaBuf);
@@ -187,6 +198,9 @@ public:
   Status wait(uint64_t seq);
   /// The connection's error (ok while there is none).
   Status error() const;
+  /// Takes the completions that came, without waiting: a failed write
+  /// becomes the connection's error, returned here.
+  Status progress();
   int peer() const;
 
   struct Impl;
@@ -264,6 +278,12 @@ private:
   mutable std::mutex registryMutex_;
   std::map<std::pair<uint64_t, uint64_t>, Registration> byAllocation_;
 };
+
+/// Collective over `bootstrap`, after a set-up that each rank tried
+/// (`mine`: how it went): `mine` where it failed; else an error naming a
+/// rank that failed ("rank 2 could not set up its `what`"); else ok, once
+/// every rank got this far (a barrier).
+Status agreeOnSetUp(Bootstrap &bootstrap, const Status &mine, const char *what);
 
 /// A registered range (IbRegion or IbRemote: an address and a byte count
 /// besides its keys) from `offset` on, at most `bytes` of it, clamped to

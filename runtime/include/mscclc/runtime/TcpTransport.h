@@ -1,10 +1,18 @@
-//===- TcpTransport.h - Port channels over TCP sockets --------*- C++ -*-===//
+//===- TcpTransport.h - Port channels over staged frames ------*- C++ -*-===//
 //
-// A TcpNetwork holds one TCP connection per pair of ranks that talk over
-// TCP, made through the bootstrap: every rank listens beside its bootstrap
-// socket, the addresses are all-gathered, the lower rank connects and both
-// ends open with a PairHello holding the communicator's nonce and secret
-// (a connection without them is dropped, as at the bootstrap).
+// A TcpNetwork holds one connection per pair of ranks whose port channels
+// travel as staged frames, each over a byte stream (FrameStream.h):
+//   - a TCP socket ("tcp"), made through the bootstrap: every rank listens
+//     beside its bootstrap socket, the addresses are all-gathered, the lower
+//     rank connects and both ends open with a PairHello holding the
+//     communicator's nonce and secret (a connection without them is
+//     dropped, as at the bootstrap);
+//   - an RDMA ring over an IB reliable connection ("ib staged", IbRing.h),
+//     where both ranks have an IB port but one cannot register its GPU
+//     memory with it.
+// Everything below is the same over both: the frames, their checks, the
+// staging, the threads, the time-outs and the drains. (The classes keep
+// the name of their first carrier.)
 //
 // Each connection has a sender thread and a receiver thread. A put is cut
 // into slices (MSCCLC_TCP_SLICE_BYTES, default 512 KiB), each sent as a
@@ -40,6 +48,7 @@
 #ifndef MSCCLC_RUNTIME_TCPTRANSPORT_H
 #define MSCCLC_RUNTIME_TCPTRANSPORT_H
 
+#include "mscclc/runtime/FrameStream.h"
 #include "mscclc/runtime/Transport.h"
 
 #include <cstddef>
@@ -122,10 +131,15 @@ class TcpConnection;
 class TcpNetwork {
 public:
   /// Collective: every rank of `bootstrap` calls it, with the peers it
-  /// reaches over TCP (if a lists b, b lists a; the list may be empty).
+  /// reaches over TCP (if a lists b, b lists a; the list may be empty):
+  /// connectSocketStreams, then over().
   static Status connect(Bootstrap &bootstrap, const std::vector<int> &peers,
                         const TcpOptions &options,
                         std::unique_ptr<TcpNetwork> *out);
+  /// The network of `rank` over `streams`, one per peer, whatever carries
+  /// them (sockets, IB rings); not collective.
+  static Status over(int rank, FrameStreams streams, const TcpOptions &options,
+                     std::unique_ptr<TcpNetwork> *out);
   ~TcpNetwork();
   TcpNetwork(const TcpNetwork &) = delete;
   TcpNetwork &operator=(const TcpNetwork &) = delete;

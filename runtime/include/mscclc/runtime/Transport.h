@@ -6,6 +6,9 @@
 //     copies and stream memory writes between mapped buffers;
 //   - IB verbs across hosts (IbConnection.h), where both ends have a port
 //     that registers their GPU memory (findIbReadiness);
+//   - "ib staged" across hosts where both have a port but an end's GPU
+//     memory does not register: the TCP transport's staged frames
+//     (TcpTransport.h) over an RDMA ring (IbRing.h);
 //   - TCP sockets otherwise (TcpTransport.h).
 // Calls on one Transport come from one thread, in the FIFO's order.
 //
@@ -21,22 +24,34 @@
 
 namespace mscclc::rt {
 
-enum class TransportKind { CopyEngine, Tcp, Ib };
+enum class TransportKind { CopyEngine, Tcp, Ib, IbStaged };
 
-/// "copy engine", "tcp", "ib verbs" (for logs).
+/// "copy engine", "tcp", "ib verbs", "ib staged" (for logs).
 const char *transportName(TransportKind kind);
 
-/// The transport for a peer, from MSCCLC_TRANSPORT and whether both ends
-/// are ready for IB verbs (`ibAtBothEnds`, findIbReadiness):
-///   unset, "" or "auto": the copy engine when the peer is on this node,
-///                        else IB verbs where both ends are ready, else TCP;
+/// What a rank can do with IB verbs (findIbReadiness), as the ranks
+/// all-gather it.
+struct IbAbility {
+  bool port = false;      ///< an active port that opens
+  bool gpuMemory = false; ///< GPU memory registers on it (dma-buf, peermem)
+};
+
+/// The transport between this rank (`mine`) and a peer (`theirs`), from
+/// MSCCLC_TRANSPORT:
+///   unset, "" or "auto": the copy engine when the peer is on this node;
+///                        else IB verbs where both ends have a port that
+///                        registers their GPU memory; else ib staged
+///                        (IbRing.h) where both have a port; else TCP;
 ///   "tcp":               TCP, even inside a node;
-///   "ib":                IB verbs, even inside a node; an Unsupported
-///                        error where an end is not ready (the communicator
-///                        refuses to start then, naming the ranks);
+///   "ib":                IB verbs, or ib staged where an end cannot
+///                        register GPU memory, even inside a node; an
+///                        Unsupported error where an end has no port (the
+///                        communicator refuses to start then, naming the
+///                        ranks);
 ///   anything else:       an error naming the variable and the choices.
-Status chooseTransport(bool peerOnSameNode, bool ibAtBothEnds,
-                       TransportKind *out);
+/// `*why`, if given, says what decided it (for the log).
+Status chooseTransport(bool peerOnSameNode, IbAbility mine, IbAbility theirs,
+                       TransportKind *out, std::string *why = nullptr);
 
 /// An error unless MSCCLC_TRANSPORT is unset or one of the choices above.
 Status checkTransportVariable();
