@@ -29,6 +29,28 @@
 // nodes), writes copy with cudaMemcpyAsync on a non-blocking stream of the
 // writing thread, so they reach GPU memory; elsewhere with memcpy.
 //
+// FAKE_IBVERBS_HOST_ONLY=1 (read at each registration) makes an HCA without
+// dma-buf or nvidia-peermem, one that registers host memory only:
+// ibv_reg_dmabuf_mr fails with EOPNOTSUPP, as rdma-core's does where the
+// provider or the kernel has no dma-buf support, and ibv_reg_mr fails with
+// EFAULT, as the kernel's does, unless every page of the range lies in a
+// mapping of this process that the CPU may read (and write, where the
+// access asks for a write). Why that tells GPU memory from host memory
+// without CUDA: a real ibv_reg_mr pins the range's pages through the kernel
+// (ib_umem_get -> pin_user_pages), which succeeds only inside VMAs with
+// those permissions and fails with EFAULT elsewhere; nvidia-peermem is what
+// lets it reach GPU memory instead. cudaMalloc's unified addresses are
+// either not mapped for the host at all or lie in the driver's
+// inaccessible (PROT_NONE, "---p" in /proc/self/maps) reservations of the
+// address space, so they fail; cudaHostAlloc's pinned memory is mapped
+// readable and writable (from /dev/nvidiactl, or anonymous memory the
+// driver pinned), so it registers. The check reads /proc/self/maps, which
+// lists the VMAs with their permissions; mincore() would not do, as it
+// succeeds on PROT_NONE reservations, so GPU memory inside one would look
+// mapped. The GPU tests that use the switch check the runtime's log for
+// the transport it chose, so a driver that mapped device memory for the
+// CPU would fail them rather than pass over IB verbs.
+//
 //===----------------------------------------------------------------------===//
 
 #include <infiniband/verbs.h>
@@ -36,6 +58,7 @@
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -45,6 +68,7 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 namespace {
@@ -232,11 +256,45 @@ static ibv_mr *newRegion(ibv_pd *pd, void *addr, size_t length, int access) {
   return &m->mr;
 }
 
+/// FAKE_IBVERBS_HOST_ONLY: no dma-buf, no nvidia-peermem.
+static bool hostOnly() {
+  const char *env = getenv("FAKE_IBVERBS_HOST_ONLY");
+  return env && *env && strcmp(env, "0") != 0;
+}
+
+/// Whether every page of [addr, addr + length) lies in mappings of this
+/// process that the CPU may read, and write where `write` (what pinning
+/// the pages for an HCA needs; see the header).
+static bool cpuMapped(const void *addr, size_t length, bool write) {
+  const auto page = static_cast<unsigned long>(sysconf(_SC_PAGESIZE));
+  unsigned long at = reinterpret_cast<unsigned long>(addr) / page * page;
+  const unsigned long end = reinterpret_cast<unsigned long>(addr) + length;
+  FILE *maps = fopen("/proc/self/maps", "r");
+  if (!maps)
+    return false;
+  bool covered = length == 0;
+  unsigned long start, stop;
+  char perms[8];
+  // Mappings come in address order; the rest of each line is skipped.
+  while (!covered && fscanf(maps, "%lx-%lx %7s%*[^\n]", &start, &stop, perms) == 3) {
+    if (stop <= at)
+      continue;
+    if (start > at || perms[0] != 'r' || (write && perms[1] != 'w'))
+      break; // a hole, or a page the CPU may not touch
+    at = stop;
+    covered = at >= end;
+  }
+  fclose(maps);
+  return covered;
+}
+
 // The exported symbol, not the header's macro of the same name.
 #undef ibv_reg_mr
 ibv_mr *ibv_reg_mr(ibv_pd *pd, void *addr, size_t length, int access) {
   std::lock_guard<std::mutex> lock(mutex);
-  if (refuseRegMr) {
+  const bool write = access & (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+                               IBV_ACCESS_REMOTE_ATOMIC);
+  if (refuseRegMr || (hostOnly() && !cpuMapped(addr, length, write))) {
     errno = EFAULT;
     return nullptr;
   }
@@ -246,6 +304,10 @@ ibv_mr *ibv_reg_mr(ibv_pd *pd, void *addr, size_t length, int access) {
 ibv_mr *ibv_reg_dmabuf_mr(ibv_pd *pd, uint64_t, size_t length, uint64_t iova,
                           int fd, int access) {
   std::lock_guard<std::mutex> lock(mutex);
+  if (hostOnly()) {
+    errno = EOPNOTSUPP;
+    return nullptr;
+  }
   if (fcntl(fd, F_GETFD) == -1) {
     errno = EBADF;
     return nullptr;

@@ -8,7 +8,10 @@
 // errors: a bad remote key, a put outside the regions, a peer that never
 // completes, InfiniBand against RoCE, bad environment values; GPU memory
 // registered as a dma-buf, else through nvidia-peermem, else refused; a
-// rank's readiness (a port that registers GPU memory). And
+// rank's readiness (a port that registers GPU memory); an HCA that
+// registers host memory only (FAKE_IBVERBS_HOST_ONLY), on which unmapped
+// and inaccessible pages and dma-bufs are refused and a rank's pairs are ib
+// staged. And
 // IbNetwork: 3 ranks as threads over a real bootstrap connect every pair
 // and move data around a ring; a rank that cannot open its port fails,
 // and the others say which rank it was instead of waiting; registrations
@@ -139,7 +142,8 @@ protected:
     controls.refuseRegMr(0);
     for (const char *v : {"MSCCLC_IBVERBS_LIBRARY", "MSCCLC_IB_GID_INDEX",
                           "NCCL_IB_GID_INDEX", "MSCCLC_IB_TIMEOUT",
-                          "NCCL_IB_TIMEOUT", "MSCCLC_TRANSPORT_TIMEOUT"})
+                          "NCCL_IB_TIMEOUT", "MSCCLC_TRANSPORT_TIMEOUT",
+                          "FAKE_IBVERBS_HOST_ONLY", "MSCCLC_TRANSPORT"})
       unsetenv(v);
   }
   Fake controls;
@@ -547,6 +551,88 @@ TEST_F(IbConnectionTest, ReadinessNeedsAPortThatRegistersGpuMemory) {
   EXPECT_EQ(r.detail, none.why);
   ASSERT_TRUE(chooseTransport(false, full.ability(), r.ability(), &k).isOk());
   EXPECT_EQ(k, TransportKind::Tcp);
+}
+
+TEST_F(IbConnectionTest, AHostOnlyHcaRegistersHostMemoryAndStagesGpuMemory) {
+  setenv("FAKE_IBVERBS_HOST_ONLY", "1", 1);
+  IbOptions options;
+  std::unique_ptr<IbDevice> device;
+  ASSERT_TRUE(IbDevice::open({"mlx5_0", 1, false}, options, &device).isOk());
+  const size_t page = size_t(sysconf(_SC_PAGESIZE));
+  auto map = [&](size_t pages, int prot) {
+    void *p = mmap(nullptr, pages * page, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    EXPECT_NE(p, MAP_FAILED);
+    return static_cast<char *>(p);
+  };
+  auto registers = [&](void *base, size_t bytes) {
+    IbRegion region;
+    if (!device->registerHost(base, bytes, &region).isOk())
+      return false;
+    device->deregister(region);
+    return true;
+  };
+  // Host memory registers: the heap, and mapped pages off their boundary
+  // (pinned host memory is mapped like them).
+  std::vector<char> heap(3 * page);
+  EXPECT_TRUE(registers(heap.data() + 10, heap.size() - 10));
+  char *mapped = map(3, PROT_READ | PROT_WRITE);
+  EXPECT_TRUE(registers(mapped + 100, 2 * page));
+  // What the CPU cannot touch does not: an address whose pages were
+  // unmapped, a PROT_NONE reservation (as the CUDA driver keeps around GPU
+  // memory), a range that runs past its mapping, and read-only pages for a
+  // registration that is written.
+  char *gone = map(2, PROT_READ | PROT_WRITE);
+  ASSERT_EQ(munmap(gone, 2 * page), 0);
+  EXPECT_FALSE(registers(gone, page));
+  char *reserved = map(4, PROT_NONE);
+  EXPECT_FALSE(registers(reserved + page, page));
+  ASSERT_EQ(munmap(mapped + 2 * page, page), 0);
+  EXPECT_FALSE(registers(mapped + page, 2 * page));
+  EXPECT_TRUE(registers(mapped, 2 * page));
+  char *readOnly = map(1, PROT_READ);
+  EXPECT_FALSE(registers(readOnly, page));
+  IbRegion region;
+  Status s = device->registerHost(reserved, page, &region);
+  EXPECT_NE(s.message().find("Bad address"), std::string::npos) << s.message();
+  // No dma-buf either: GPU memory is refused both ways, with both reasons.
+  MemfdExporter exporter;
+  std::string how;
+  s = device->registerDevice(reserved, 2 * page, exporter.exporter(), &region, &how);
+  ASSERT_FALSE(s.isOk());
+  EXPECT_EQ(s.code(), Code::Unsupported);
+  EXPECT_NE(s.message().find("ibv_reg_dmabuf_mr: Operation not supported"),
+            std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("nvidia-peermem (ibv_reg_mr: Bad address)"),
+            std::string::npos)
+      << s.message();
+
+  // A rank's readiness on such an HCA, as learnIbReadiness finds it from
+  // its cudaMalloc'd memory (here the reservation): a port, GPU memory that
+  // does not register; between nodes, and under MSCCLC_TRANSPORT=ib, its
+  // pairs are ib staged.
+  IbProbe probe = probeIbDevices();
+  IbReadiness r = findIbReadiness(probe, options, reserved, 2 * page,
+                                  exporter.exporter());
+  EXPECT_TRUE(r.hasPort) << r.detail;
+  EXPECT_FALSE(r.ready);
+  EXPECT_NE(r.detail.find("registers neither as a dma-buf"), std::string::npos)
+      << r.detail;
+  EXPECT_TRUE(transportMayUseIb(true));
+  TransportKind k;
+  std::string why;
+  ASSERT_TRUE(chooseTransport(false, r.ability(), r.ability(), &k, &why).isOk());
+  EXPECT_EQ(k, TransportKind::IbStaged);
+  EXPECT_NE(why.find("neither end's GPU memory"), std::string::npos) << why;
+  ASSERT_TRUE(chooseTransport(true, r.ability(), r.ability(), &k).isOk());
+  EXPECT_EQ(k, TransportKind::CopyEngine);
+  setenv("MSCCLC_TRANSPORT", "ib", 1);
+  ASSERT_TRUE(chooseTransport(true, r.ability(), r.ability(), &k).isOk());
+  EXPECT_EQ(k, TransportKind::IbStaged);
+  unsetenv("MSCCLC_TRANSPORT");
+  munmap(mapped, 2 * page);
+  munmap(reserved, 4 * page);
+  munmap(readOnly, page);
 }
 
 TEST_F(IbConnectionTest, NetworksShareRegistrationsAndExchangeKeys) {
