@@ -4,7 +4,8 @@
 //   - Sockets: forked ranks over 127.0.0.1;
 //   - IbRing / IbRingSmallerThanASlice ("ib staged", IbRing.h): rank threads
 //     whose rings (1 MiB, and 4093 bytes, less than a slice, so every frame
-//     wraps around) live on the fake libibverbs (FakeIbVerbs.cpp), whose
+//     wraps around) live on the fake libibverbs (FakeIbVerbs.cpp), as an
+//     HCA that registers host memory only (FAKE_IBVERBS_HOST_ONLY), whose
 //     writes land late (a tail written before its data, or bytes written
 //     over unconsumed ones, shows up as wrong bytes or a refused frame).
 // Each runs the same channel tests: puts, signals and flushes of sizes
@@ -352,6 +353,8 @@ protected:
 #ifdef MSCCLC_FAKE_IBVERBS
     if (carrier.rings) {
       setenv("MSCCLC_IBVERBS_LIBRARY", MSCCLC_FAKE_IBVERBS, 1);
+      // The HCAs ib staged is for: host memory registers, nothing else.
+      setenv("FAKE_IBVERBS_HOST_ONLY", "1", 1);
       fakeHca().lag(30);
     }
 #endif
@@ -362,6 +365,7 @@ protected:
       fakeHca().lag(0);
 #endif
     unsetenv("MSCCLC_IBVERBS_LIBRARY");
+    unsetenv("FAKE_IBVERBS_HOST_ONLY");
   }
 };
 
