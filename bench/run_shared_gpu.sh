@@ -4,7 +4,8 @@
 # time-out and abort tests, every stdlib file, mscclcRunCollective (the
 # table's picks, across the LL epoch's wrap-around, and a 10,000-call
 # random soak at 4 ranks), the NCCL library's PreMulSum at 2, 4 and 8
-# ranks, compute-sanitizer at 4 ranks, 2 virtual nodes x 2 ranks, the
+# ranks, compute-sanitizer at 4 ranks, 2 virtual nodes x 2 ranks (over
+# TCP and ib staged), the
 # ahead-of-time first call and the fallback under a preloaded real NCCL, one pass
 # per rank count, logs under OUT (default build/shared-gpu-logs). These are
 # correctness runs: no timing here is a link figure.
@@ -33,7 +34,14 @@ step() { # name time-limit command...: runs it, prints its verdict lines
   (( limit < 10 )) && { echo "$name: not run (BUDGET_S spent)"; return; }
   timeout -s KILL "$limit" "$@" > "$OUT/$name.log" 2>&1
   local rc=$?
-  echo "$name: exit $rc in $(( $(date +%s) - start )) s: $(grep -E 'passed|FAILED|PASSED|SKIPPED' "$OUT/$name.log" | tail -2 | cut -c1-200 | tr '\n' ' ')"
+  echo "$name: exit $rc in $(( $(date +%s) - start )) s: $(grep -E 'passed|FAILED|PASSED|SKIPPED' "$OUT/$name.log" | tail -2 | cut -c1-200 | tr '\n' ' ')$(transports "$OUT/$name.log")"
+}
+transports() { # LOG: " (port channels: ib staged x2, ...)", from MSCCLC_LOG=info
+  local t
+  t=$(grep -oE 'port channels to ranks? [0-9, ]+ over [a-z ]+ \(' "$1" |
+      sed -E 's/.* over ([a-z ]+) \(/\1/' | sort | uniq -c |
+      awk '{n = $1; $1 = ""; printf "%s%s x%s", s, substr($0, 2), n; s = ", "}')
+  [ -n "$t" ] && echo " (port channels, lines per transport: $t)"
 }
 B=build/bin
 RANKS=(${@:-2 4 8})
@@ -116,6 +124,16 @@ step "selftest-tcp" 300 env MSCCLC_TRANSPORT=tcp CUDA_DEVICE_MAX_CONNECTIONS=32 
   $B/runtime-gpu-selftest --quick --ranks 2
 step "timeout-tcp" 300 env MSCCLC_TRANSPORT=tcp MSCCLC_TIMEOUT_MS=3000 \
   CUDA_DEVICE_MAX_CONNECTIONS=32 $B/runtime-gpu-selftest --timeout-test --ranks 2
+# Ib staged between the 2 virtual nodes (TCP's frames and pinned host
+# staging over RDMA rings), on the fake libibverbs as an HCA that registers
+# host memory only; the verdict line counts the transports the ranks chose.
+ibstaged=(env CUDA_DEVICE_MAX_CONNECTIONS=32 FAKE_IBVERBS_HOST_ONLY=1 MSCCLC_LOG=info
+  MSCCLC_IBVERBS_LIBRARY="$PWD/build/lib/libfake-ibverbs.so")
+step "collectives-2nodes-ibstaged" 600 "${ibstaged[@]}" \
+  $B/runtime-gpu-collectives --examples stdlib --models group --types f32,bf16 \
+  --max-bytes 67108864 --repeat 20 --instances 1 --ranks 4 --nodes 2
+step "selftest-ibstaged" 300 "${ibstaged[@]}" MSCCLC_TRANSPORT=ib \
+  $B/runtime-gpu-selftest --quick --ranks 2
 step "nccl-collectives-2nodes" 600 env MSCCLC_ALLOW_SHARED_GPU=1 \
   MSCCLC_NODE_OF_RANK=0,0,1,1 CUDA_DEVICE_MAX_CONNECTIONS=32 \
   $B/nccl-gpu-test --collectives --quick --ranks 4
