@@ -445,6 +445,16 @@ struct MemfdExporter {
   }
 };
 
+/// GPU memory refused both ways: Unsupported, with the dma-buf's reason
+/// and nvidia-peermem's.
+static void expectRefusedBothWays(const Status &s, const std::string &dmaBufWhy) {
+  ASSERT_FALSE(s.isOk());
+  EXPECT_EQ(s.code(), Code::Unsupported);
+  for (const std::string &why :
+       {dmaBufWhy, std::string("nvidia-peermem (ibv_reg_mr: Bad address)")})
+    EXPECT_NE(s.message().find(why), std::string::npos) << s.message();
+}
+
 TEST_F(IbConnectionTest, GpuMemoryRegistersAsADmaBufFirst) {
   IbOptions options;
   Pair p = connectedPair(options);
@@ -503,13 +513,7 @@ TEST_F(IbConnectionTest, GpuMemoryFallsBackToPeermemThenRefuses) {
   // Neither way: refused with both reasons, for the caller to stage.
   controls.refuseRegMr(1);
   s = device->registerDevice(gpu.data(), 4096, noDmaBuf, &region, &how);
-  ASSERT_FALSE(s.isOk());
-  EXPECT_EQ(s.code(), Code::Unsupported);
-  EXPECT_NE(s.message().find("no cuMemGetHandleForAddressRange"), std::string::npos)
-      << s.message();
-  EXPECT_NE(s.message().find("nvidia-peermem (ibv_reg_mr: Bad address)"),
-            std::string::npos)
-      << s.message();
+  expectRefusedBothWays(s, "no cuMemGetHandleForAddressRange");
   EXPECT_NE(s.message().find("MSCCLC_TRANSPORT=tcp stages it through pinned host memory"),
             std::string::npos)
       << s.message();
@@ -598,14 +602,7 @@ TEST_F(IbConnectionTest, AHostOnlyHcaRegistersHostMemoryAndStagesGpuMemory) {
   MemfdExporter exporter;
   std::string how;
   s = device->registerDevice(reserved, 2 * page, exporter.exporter(), &region, &how);
-  ASSERT_FALSE(s.isOk());
-  EXPECT_EQ(s.code(), Code::Unsupported);
-  EXPECT_NE(s.message().find("ibv_reg_dmabuf_mr: Operation not supported"),
-            std::string::npos)
-      << s.message();
-  EXPECT_NE(s.message().find("nvidia-peermem (ibv_reg_mr: Bad address)"),
-            std::string::npos)
-      << s.message();
+  expectRefusedBothWays(s, "ibv_reg_dmabuf_mr: Operation not supported");
 
   // A rank's readiness on such an HCA, as learnIbReadiness finds it from
   // its cudaMalloc'd memory (here the reservation): a port, GPU memory that
