@@ -509,8 +509,10 @@ std::vector<size_t> countsFor(const Options &o, DType t, const std::string &coll
   counts.erase(std::remove_if(counts.begin(), counts.end(),
                               [&](size_t c) { return c > top; }),
                counts.end());
-  if (t == DType::F32 && top > 1 && (counts.empty() || top > counts.back()))
-    counts.push_back(top - 1); // just below the maximum, odd-sized
+  // fp32, bf16 and fp8 also just below the maximum, odd-sized.
+  bool toTheTop = t == DType::F32 || t == DType::BF16 || isFp8(t);
+  if (toTheTop && top > 1 && (counts.empty() || top > counts.back()))
+    counts.push_back(top - 1);
   return counts;
 }
 
