@@ -125,10 +125,6 @@ inline uint64_t mix(uint64_t x) {
 /// run with it, and fill() makes inputs for it.
 mscclcRedOp_t gOp = mscclcSum;
 
-const char *opName(mscclcRedOp_t op) {
-  static const char *names[] = {"sum", "prod", "min", "max", "avg", "premulsum"};
-  return names[int(op)];
-}
 bool parseOp(const std::string &s, mscclcRedOp_t *op) {
   for (mscclcRedOp_t o : {mscclcSum, mscclcProd, mscclcMin, mscclcMax, mscclcAvg})
     if (s == opName(o)) {

@@ -308,6 +308,12 @@ inline void fillRandom(DType t, void *base, size_t n, uint64_t seed) {
     store(t, base, i, testValue(t, rng()));
 }
 
+/// "sum", "prod", ... as the API's names for the operators go.
+inline const char *opName(mscclcRedOp_t op) {
+  static const char *names[] = {"sum", "prod", "min", "max", "avg", "premulsum"};
+  return names[int(op)];
+}
+
 /// a op b, for a reduction's reference: avg and PreMulSum add (the one
 /// scales the sum afterwards, the other each input before).
 inline double applyOp(mscclcRedOp_t op, double a, double b) {

@@ -61,10 +61,6 @@ const char *collName(mscclcCollective_t c) {
                                 "gather",    "scatter"};
   return names[int(c)];
 }
-const char *opName(mscclcRedOp_t op) {
-  static const char *names[] = {"sum", "prod", "min", "max", "avg", "premulsum"};
-  return names[int(op)];
-}
 bool reduces(mscclcCollective_t c) {
   return c == mscclcCollAllReduce || c == mscclcCollReduceScatter ||
          c == mscclcCollReduce;
@@ -87,10 +83,10 @@ const mscclcRedOp_t kOps[] = {mscclcSum, mscclcProd, mscclcMin, mscclcMax,
 double premulScalar(DType t, int rank) {
   static const double floats[] = {2, 0.5, 1, 4}, ints[] = {2, -1, 3, 1},
                       unsignedInts[] = {2, 1, 3, 1}, fp8[] = {1, -1, 1, -1};
-  const double *table = isFp8(t)           ? fp8
-                        : isUnsigned(t)    ? unsignedInts
-                        : isInteger(t)     ? ints
-                                           : floats;
+  const double *table = isFp8(t)        ? fp8
+                        : isUnsigned(t) ? unsignedInts
+                        : isInteger(t)  ? ints
+                                        : floats;
   return table[rank % 4];
 }
 /// PreMulSum's scalars are in device memory on odd ranks, host values on
