@@ -44,10 +44,10 @@ namespace {
 /// register.
 std::string whyStaged(IbAbility mine, IbAbility theirs) {
   const char *whose = !mine.gpuMemory && !theirs.gpuMemory ? "neither end's"
-                      : !mine.gpuMemory                    ? "this rank's"
-                                                           : "the peer's";
-  return fmt::format("both ends have an IB port, but {} GPU memory does not "
-                     "register with it: staged through pinned host memory",
+                      : !mine.gpuMemory                    ? "not this rank's"
+                                                           : "not the peer's";
+  return fmt::format("both ends have an IB port, but {} GPU memory registers "
+                     "with it: staged through pinned host memory",
                      whose);
 }
 } // namespace
