@@ -43,12 +43,14 @@ namespace {
 /// Why a pair with a port at both ends stages: whose GPU memory does not
 /// register.
 std::string whyStaged(IbAbility mine, IbAbility theirs) {
-  const char *whose = !mine.gpuMemory && !theirs.gpuMemory ? "neither end's"
-                      : !mine.gpuMemory                    ? "not this rank's"
-                                                           : "not the peer's";
-  return fmt::format("both ends have an IB port, but {} GPU memory registers "
-                     "with it: staged through pinned host memory",
-                     whose);
+  const char *what =
+      !mine.gpuMemory && !theirs.gpuMemory
+          ? "neither end's GPU memory registers with it"
+      : !mine.gpuMemory ? "this rank's GPU memory does not register with it"
+                        : "the peer's GPU memory does not register with it";
+  return fmt::format("both ends have an IB port, but {}: staged through "
+                     "pinned host memory",
+                     what);
 }
 } // namespace
 

@@ -779,8 +779,8 @@ TEST(TransportChoice, EnvironmentVariable) {
   for (const Case &c :
        {Case{none, none, TransportKind::Tcp, "no IB port at this rank"},
         Case{full, full, TransportKind::Ib, "both ends register"},
-        Case{full, port, TransportKind::IbStaged, "not the peer's GPU memory"},
-        Case{port, full, TransportKind::IbStaged, "not this rank's GPU memory"},
+        Case{full, port, TransportKind::IbStaged, "the peer's GPU memory does not"},
+        Case{port, full, TransportKind::IbStaged, "this rank's GPU memory does not"},
         Case{port, port, TransportKind::IbStaged, "neither end's"},
         Case{full, none, TransportKind::Tcp, "no IB port at the peer"},
         Case{none, port, TransportKind::Tcp, "no IB port at this rank"}}) {
