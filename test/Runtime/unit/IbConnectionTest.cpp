@@ -143,7 +143,8 @@ protected:
     for (const char *v : {"MSCCLC_IBVERBS_LIBRARY", "MSCCLC_IB_GID_INDEX",
                           "NCCL_IB_GID_INDEX", "MSCCLC_IB_TIMEOUT",
                           "NCCL_IB_TIMEOUT", "MSCCLC_TRANSPORT_TIMEOUT",
-                          "FAKE_IBVERBS_HOST_ONLY", "MSCCLC_TRANSPORT"})
+                          "FAKE_IBVERBS_HOST_ONLY", "MSCCLC_TRANSPORT",
+                          "MSCCLC_IB_RING_BYTES"})
       unsetenv(v);
   }
   Fake controls;
@@ -356,6 +357,18 @@ TEST_F(IbConnectionTest, OptionsFromTheEnvironment) {
   setenv("MSCCLC_IB_GID_INDEX", "x", 1);
   s = ibOptionsFromEnv(&o);
   EXPECT_NE(s.message().find("MSCCLC_IB_GID_INDEX='x'"), std::string::npos) << s.message();
+  unsetenv("MSCCLC_IB_GID_INDEX");
+  // The ib staged ring: 4 MiB unless set, a set size taken, one below the
+  // smallest refused with the variable named.
+  ASSERT_TRUE(ibOptionsFromEnv(&o).isOk());
+  EXPECT_EQ(o.ringBytes, uint64_t(4) << 20);
+  setenv("MSCCLC_IB_RING_BYTES", "65536", 1);
+  ASSERT_TRUE(ibOptionsFromEnv(&o).isOk());
+  EXPECT_EQ(o.ringBytes, 65536u);
+  setenv("MSCCLC_IB_RING_BYTES", "100", 1);
+  s = ibOptionsFromEnv(&o);
+  EXPECT_FALSE(s.isOk());
+  EXPECT_NE(s.message().find("MSCCLC_IB_RING_BYTES='100'"), std::string::npos) << s.message();
 }
 
 TEST_F(IbConnectionTest, ANetworkConnectsEveryPairThroughTheBootstrap) {
