@@ -74,6 +74,13 @@ for r in "${RANKS[@]}"; do
       --examples stdlib --models group --types $types --op $op \
       --max-bytes 65536 --repeat 0 --ranks "$r"
   done
+  # avg through the port-channel files with only 4 hardware queues, where
+  # work queued behind the collective's kernel once held up the proxy's
+  # stream (bench/results/2026-12-05-h200x1.md); a time-out is a failure.
+  [ "$r" = 2 ] && step "avg-ports-q4-$r" 300 env CUDA_DEVICE_MAX_CONNECTIONS=4 \
+    MSCCLC_TIMEOUT_MS=2000 $B/runtime-gpu-collectives --examples stdlib \
+    --models group --only allreduce_2pr,reducescatter_port,allreduce_2pa_port,reduce_port \
+    --op avg --types all --max-bytes 65536 --repeat 0 --ranks "$r"
   # fp8 (e4m3, e5m2) through every stdlib file, 1 element to 64 MiB.
   step "collectives-fp8-$r" 600 "${queues[@]}" $B/runtime-gpu-collectives \
     --examples stdlib --models group --types f8e4m3,f8e5m2 \

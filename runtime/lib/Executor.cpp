@@ -39,6 +39,7 @@ const char *opName(uint32_t op) {
   case MSCCLC_OPC_FIFO_PUSH: return "proxy FIFO push";
   case MSCCLC_OPC_FLUSH: return "flush";
   case MSCCLC_OPC_ENTRY: return "kernel entry";
+  case MSCCLC_OPC_SCALE: return "avg scaling (waiting for the rank's blocks)";
   default: return "operation";
   }
 }
@@ -163,7 +164,6 @@ Status Executor::init() {
 
   DeviceGuard guard(comm_.device());
   std::string cubin;
-  bool avg = redop_ == "avg";
   if (premul_ && !staged_)
     return invalidArgument(fmt::format(
         "program {}: premulsum runs through mscclcRunCollectivePreMulSum",
@@ -186,12 +186,6 @@ Status Executor::init() {
   }
   MSCCLC_TRY(loaded);
   MSCCLC_TRY(module_.function(rankPlan_.kernel, &kernel_));
-  if (avg) {
-    if (plan_.scaleKernel.empty())
-      return invalidArgument(
-          fmt::format("program {} has no scale kernel for avg", plan_.name));
-    MSCCLC_TRY(module_.function(plan_.scaleKernel, &scaleKernel_));
-  }
   if (premul_) {
     if (plan_.premulKernel.empty())
       return invalidArgument(fmt::format(
@@ -1115,6 +1109,15 @@ Status Executor::launch(const void *input, void *output, uint64_t count,
   args.error = error_;
   args.abortFlag = comm_.abortFlag();
   args.timeoutNs = timeoutNs_;
+  // avg's scaling, done by the kernel itself (Device.h scaleResult); it
+  // belongs to the result only: with reduce, on the root.
+  bool hasResult = root || !plan_.resultAtRootOnly();
+  if (redop_ == "avg" && hasResult) {
+    args.scale.buf = static_cast<char *>(kernelOut) +
+                     plan_.resultOffset(comm_.rank(), count) * elemSize_;
+    args.scale.count = plan_.outputElems(count);
+    args.scale.factor = 1.0 / double(comm_.nranks());
+  }
 
   // A graph that holds this launch holds its scratch and tables (prepare()
   // read the capture status of this stream).
@@ -1127,18 +1130,6 @@ Status Executor::launch(const void *input, void *output, uint64_t count,
   MSCCLC_CUDA_CHECK(api->launchKernel(
       kernel_, unsigned(rankPlan_.blocks), 1, 1, unsigned(plan_.threadsPerBlock),
       1, 1, 0, reinterpret_cast<CUstream>(stream), params, nullptr));
-  // avg's scaling belongs to the result only: with reduce, on the root.
-  bool hasResult = root || !plan_.resultAtRootOnly();
-  if (scaleKernel_ && hasResult) {
-    unsigned long long n = plan_.outputElems(count);
-    double factor = 1.0 / double(comm_.nranks());
-    void *buf = static_cast<char *>(kernelOut) +
-                plan_.resultOffset(comm_.rank(), count) * elemSize_;
-    void *sparams[] = {&buf, &n, &factor};
-    MSCCLC_CUDA_CHECK(api->launchKernel(scaleKernel_, gridFor(n), 1, 1, 512, 1, 1, 0,
-                                        reinterpret_cast<CUstream>(stream),
-                                        sparams, nullptr));
-  }
   if (kernelOut != output && hasResult)
     MSCCLC_CUDA_CHECK(cudaMemcpyAsync(output, kernelOut,
                                       plan_.outputElems(count) * elemSize_,

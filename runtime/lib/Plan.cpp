@@ -318,7 +318,6 @@ Status parsePlan(const std::string &text, Plan *plan) {
                     p.threadsPerBlock));
   MSCCLC_TRY(r.strings("dtypes", &p.dtypes, false));
   MSCCLC_TRY(r.strings("redops", &p.redops, false));
-  MSCCLC_TRY(r.string("scaleKernel", &p.scaleKernel, false));
   MSCCLC_TRY(r.string("premulKernel", &p.premulKernel, false));
   MSCCLC_TRY(r.boolean("usesPortChannels", &p.usesPortChannels, false));
   MSCCLC_TRY(r.boolean("usesSwitchChannels", &p.usesSwitchChannels, false));

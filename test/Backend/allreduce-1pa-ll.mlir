@@ -27,7 +27,6 @@
 // CHECK-NOT: __syncthreads
 // CHECK: endBlock(ctx, args);
 // CHECK-LABEL: mscclc_allreduce_1pa_rank1(
-// CHECK: extern "C" __global__ void mscclc_allreduce_1pa_scale(void *buf, unsigned long long n, double factor)
 // CHECK: extern "C" __global__ void mscclc_allreduce_1pa_premul(void *dst, const void *src, unsigned long long n,
 // CHECK-NEXT: const void *deviceScalar, unsigned long long hostScalarBits) {
 // CHECK-NEXT: premulBuffer(dst, src, n, deviceScalar, hostScalarBits);
@@ -39,8 +38,8 @@
 // PLAN: "redops": [
 // PLAN: "avg",
 // PLAN-NEXT: "premulsum"
-// PLAN: "scaleKernel": "mscclc_allreduce_1pa_scale",
-// PLAN-NEXT: "premulKernel": "mscclc_allreduce_1pa_premul",
+// PLAN-NOT: "scaleKernel"
+// PLAN: "premulKernel": "mscclc_allreduce_1pa_premul",
 // PLAN: "scratch": [
 // PLAN-NEXT: {
 // PLAN-NEXT: "name": "recv",

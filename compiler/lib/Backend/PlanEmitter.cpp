@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Emitters.h"
+#include "mscclc/device/KernelArgs.h"
 
 #include "llvm/Support/JSON.h"
 
@@ -47,7 +48,7 @@ void writePlan(const ProgramInfo &info, llvm::raw_ostream &os,
   j.object([&] {
     j.attribute("format", "mscclc-plan");
     j.attribute("version", 1);
-    j.attribute("abiVersion", 1);
+    j.attribute("abiVersion", MSCCLC_ABI_VERSION);
     j.attribute("name", info.name);
     j.attribute("collective",
                 stringifyCollectiveKind(program.getCollective()).str());
@@ -80,7 +81,6 @@ void writePlan(const ProgramInfo &info, llvm::raw_ostream &os,
       for (const char *op : {"sum", "prod", "min", "max", "avg", "premulsum"})
         j.value(op);
     });
-    j.attribute("scaleKernel", scaleKernelName(info));
     j.attribute("premulKernel", premulKernelName(info));
     j.attribute("usesPortChannels", info.usesPort);
     j.attribute("usesSwitchChannels", info.usesSwitch);

@@ -40,10 +40,6 @@ std::string kernelName(const ProgramInfo &info, int64_t rank) {
   return "mscclc_" + sanitize(info.name) + "_rank" + std::to_string(rank);
 }
 
-std::string scaleKernelName(const ProgramInfo &info) {
-  return "mscclc_" + sanitize(info.name) + "_scale";
-}
-
 std::string premulKernelName(const ProgramInfo &info) {
   return "mscclc_" + sanitize(info.name) + "_premul";
 }

@@ -104,9 +104,8 @@ unsigned sourceLine(mlir::Location loc, std::string *file = nullptr);
 /// A C identifier derived from `name` (letters, digits, underscores).
 std::string sanitize(llvm::StringRef name);
 
-/// The kernel name of rank r and the avg scale kernel.
+/// The kernel name of rank r.
 std::string kernelName(const ProgramInfo &info, int64_t rank);
-std::string scaleKernelName(const ProgramInfo &info);
 /// The kernel that scales a rank's input by its PreMulSum scalar.
 std::string premulKernelName(const ProgramInfo &info);
 

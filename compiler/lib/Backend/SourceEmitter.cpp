@@ -3,8 +3,8 @@
 // The unit holds: a header naming the program, the out-of-line choice, the
 // device library (#include'd, or pasted with --embed-headers), one kernel
 // per rank (KernelEmitter), each inside `#if MSCCLC_RANK == r` so the
-// runtime compiles only the launching rank's kernel, and the scale kernel
-// that turns a sum into an average. CUDA and HIP units differ in the
+// runtime compiles only the launching rank's kernel, and the premul kernel
+// that scales a rank's PreMulSum input. CUDA and HIP units differ in the
 // header line, the kernel signature and the SwitchChannel guards; the
 // device library hides everything else (mscclc/device/Vendor.h).
 //
@@ -132,10 +132,6 @@ LogicalResult writeKernels(const ProgramInfo &info, llvm::raw_ostream &out,
         << "#error \"SwitchChannel (multimem) needs sm_90 or newer\"\n"
         << "#endif\n";
   out << "\nusing namespace mscclc::dev;\n\n" << kernels;
-  out << "/// avg = sum, then this over the output with factor 1/nranks.\n"
-      << "extern \"C\" __global__ void " << scaleKernelName(info)
-      << "(void *buf, unsigned long long n, double factor) {\n"
-      << "  scaleBuffer(buf, n, factor);\n}\n";
   out << "/// premulsum = this from the input into a staging copy (each rank's\n"
       << "/// scalar: in device memory, else the bits of the host value), then\n"
       << "/// sum.\n"

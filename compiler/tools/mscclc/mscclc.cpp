@@ -101,8 +101,8 @@ cl::opt<std::string> redop("redop",
                            cl::cat(mscclcCategory));
 cl::opt<int64_t> kernelRank(
     "rank",
-    cl::desc("--emit=ptx|cubin|hsaco: only this rank's kernel (and the scale "
-             "kernel), as the runtime compiles it"),
+    cl::desc("--emit=ptx|cubin|hsaco: only this rank's kernel (and the "
+             "premul kernel), as the runtime compiles it"),
     cl::init(-1), cl::cat(mscclcCategory));
 cl::opt<unsigned> threadsPerBlock("threads-per-block",
                                   cl::desc("blockDim.x recorded in the plan"),

@@ -17,6 +17,7 @@
 
 #include "GpuTestUtil.h"
 #include "SelfTestKernels.h"
+#include "mscclc/device/KernelArgs.h"
 
 #include <sys/wait.h>
 #include <chrono>
@@ -84,7 +85,8 @@ std::string selfTestPlan(Kernel k, int n, bool inPlace) {
           : "";
   int waitSlots = k == Kernel::LL8 ? 0 : n - 1;
   std::string s = "{\"format\": \"mscclc-plan\", \"version\": 1, "
-                  "\"abiVersion\": 1, \"name\": \"" + name +
+                  "\"abiVersion\": " + std::to_string(MSCCLC_ABI_VERSION) +
+                  ", \"name\": \"" + name +
                   "\", \"collective\": \"" +
                   (gather ? "allgather" : "allreduce") +
                   "\", \"ranks\": " + std::to_string(n) +

@@ -15,13 +15,12 @@ std::string planText(const std::string &rank0Extra = "",
                      const std::string &top = "\"version\": 1") {
   return R"({
   "format": "mscclc-plan", )" +
-         top + R"(, "abiVersion": 1,
+         top + R"(, "abiVersion": 2,
   "name": "allreduce_1pa", "collective": "allreduce",
   "ranks": 2, "gpusPerNode": 2, "instances": 1,
   "chunks": 1, "inputChunks": 1, "outputChunks": 1,
   "inPlace": false, "root": 0, "threadsPerBlock": 512,
   "dtypes": ["f32", "f16", "bf16", "i32"], "redops": ["sum", "avg"],
-  "scaleKernel": "mscclc_allreduce_1pa_scale",
   "usesPortChannels": false, "usesSwitchChannels": false,
   "futureKey": {"ignored": [1, 2.5, null, true]},
   "scratch": [{"name": "recv", "index": 0, "chunks": 2, "packet": true}],
@@ -186,7 +185,7 @@ TEST(PlanTest, RejectsBadPlans) {
   bad.replace(bad.find("\"threadsPerBlock\": 512"), 22, "\"threadsPerBlock\": 100");
   expectError(bad, "multiple of 32");
   bad = text;
-  bad.replace(bad.find("\"abiVersion\": 1"), 15, "\"abiVersion\": 9");
+  bad.replace(bad.find("\"abiVersion\": 2"), 15, "\"abiVersion\": 9");
   expectError(bad, "ABI");
 }
 

@@ -34,13 +34,25 @@ __device__ __forceinline__ void beginBlock(Ctx &ctx,
   ctx.flag = flag == 0 ? 2 : flag;
 }
 
-/// Block epilogue: publish the new epoch. The barrier keeps every thread's
-/// read of the old epoch before the write.
+__device__ __forceinline__ void scaleResult(const Ctx &ctx,
+                                            const MscclcKernelArgs &args);
+
+/// Block epilogue: publish the new epoch, then, under avg, scale the result
+/// with the rank's other blocks. The barrier keeps every thread's read of
+/// the old epoch before the write; the fence makes the block's writes (and
+/// the peers' data its waits acquired) visible before the epoch that tells
+/// the other blocks it has ended.
 __device__ __forceinline__ void endBlock(const Ctx &ctx,
                                          const MscclcKernelArgs &args) {
   __syncthreads();
-  if (threadIdx.x == 0)
-    args.state.blockEpoch[blockIdx.x] = ctx.flag;
+  if (threadIdx.x == 0) {
+    if (args.scale.buf)
+      fenceSystem();
+    *reinterpret_cast<volatile u32 *>(&args.state.blockEpoch[blockIdx.x]) =
+        ctx.flag;
+  }
+  if (args.scale.buf)
+    scaleResult(ctx, args);
 }
 
 /// The semaphore value a waiting block consumed up to the previous launch.
@@ -68,11 +80,51 @@ __device__ __forceinline__ LLPacket *packetsAt(void *base, u64 bytes) {
   return reinterpret_cast<LLPacket *>(static_cast<char *>(base) + bytes);
 }
 
-/// Grid-stride scaling of a buffer (ncclAvg: sum, then divide by nranks).
-__device__ __forceinline__ void scaleBuffer(void *buf, u64 n, double factor) {
-  T *p = static_cast<T *>(buf);
-  for (u64 i = blockIdx.x * static_cast<u64>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<u64>(gridDim.x) * blockDim.x)
+/// avg (ncclAvg: sum, then divide by nranks), inside the collective's
+/// kernel: once every block of the rank has ended (its epoch is this
+/// launch's flag), all of them scale the result, grid-stride. Nothing the
+/// runtime queues then waits behind the kernel on the caller's stream, where
+/// it could hold up a proxy stream that shares the hardware queue
+/// (docs/runtime.md). Every block ends, also after an error (spins give up),
+/// and the co-residency check keeps all of them on the GPU at once, so the
+/// wait always ends; after an error nothing is scaled.
+__device__ __forceinline__ void scaleResult(const Ctx &ctx,
+                                            const MscclcKernelArgs &args) {
+  if (threadIdx.x == 0) {
+    const Site site = {0, MSCCLC_CHAN_NONE, 0, MSCCLC_OPC_SCALE};
+    Spinner spin;
+    for (u32 b = 0; b < gridDim.x; ++b)
+      for (;;) {
+        u32 epoch = loadVolatile(&args.state.blockEpoch[b]);
+        if (epoch == ctx.flag || spin.poll(ctx, site, ctx.flag, epoch))
+          break;
+      }
+    fenceSystem();
+  }
+  __syncthreads();
+  if (ctx.failed())
+    return;
+  T *p = static_cast<T *>(args.scale.buf);
+  const u64 n = args.scale.count;
+  const double factor = args.scale.factor;
+  u64 thread = blockIdx.x * static_cast<u64>(blockDim.x) + threadIdx.x;
+  u64 stride = static_cast<u64>(gridDim.x) * blockDim.x;
+  // 16 bytes per thread and step where the result is aligned, then the
+  // elements the vectors leave.
+  constexpr u64 lanes = sizeof(uint4) / sizeof(T);
+  u64 head = 0;
+  if (reinterpret_cast<unsigned long long>(p) % sizeof(uint4) == 0) {
+    head = n / lanes * lanes;
+    for (u64 v = thread; v < n / lanes; v += stride) {
+      uint4 x = loadVec(p + v * lanes);
+      T *e = reinterpret_cast<T *>(&x);
+#pragma unroll
+      for (u64 j = 0; j < lanes; ++j)
+        e[j] = scale(e[j], factor);
+      storeVec(p + v * lanes, x);
+    }
+  }
+  for (u64 i = head + thread; i < n; i += stride)
     p[i] = scale(p[i], factor);
 }
 

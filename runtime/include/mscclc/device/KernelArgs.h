@@ -13,7 +13,7 @@
 
 /// Bumped whenever a struct in this file changes layout. Generated kernels
 /// check `args.abiVersion` and record MSCCLC_ERR_ABI_MISMATCH on a mismatch.
-#define MSCCLC_ABI_VERSION 1u
+#define MSCCLC_ABI_VERSION 2u
 
 typedef unsigned int mscclc_u32;
 typedef unsigned long long mscclc_u64;
@@ -89,6 +89,7 @@ typedef struct MscclcFifo {
 #define MSCCLC_OPC_FIFO_PUSH 3u ///< waiting for a free FIFO slot
 #define MSCCLC_OPC_FLUSH 4u     ///< mscl.flush on a port channel
 #define MSCCLC_OPC_ENTRY 5u     ///< kernel entry checks
+#define MSCCLC_OPC_SCALE 6u     ///< avg: waiting for the rank's blocks to end
 
 /// Channel kinds of MscclcErrorRecord::channelKind.
 #define MSCCLC_CHAN_NONE 0u
@@ -125,6 +126,14 @@ typedef struct MscclcDeviceState {
   mscclc_u64 *waitCounters;
 } MscclcDeviceState;
 
+/// avg's scaling of this rank's result, which the kernel does once all of
+/// its blocks have ended (Device.h scaleResult).
+typedef struct MscclcResultScale {
+  void *buf;         ///< the rank's result (its first element); null: none
+  mscclc_u64 count;  ///< elements
+  double factor;     ///< 1 / nranks
+} MscclcResultScale;
+
 /// The single kernel parameter, passed by value.
 typedef struct MscclcKernelArgs {
   mscclc_u32 abiVersion; ///< MSCCLC_ABI_VERSION
@@ -143,6 +152,7 @@ typedef struct MscclcKernelArgs {
   MscclcErrorRecord *error;            ///< never null
   const volatile mscclc_u32 *abortFlag; ///< nonzero aborts all spins; may be null
   mscclc_u64 timeoutNs; ///< spin time-out in ns (Vendor.h timerNs); 0 = none
+  MscclcResultScale scale; ///< avg's scaling; zeroed for other operators
 } MscclcKernelArgs;
 
 #endif // MSCCLC_DEVICE_KERNELARGS_H

@@ -199,14 +199,14 @@ MSCCLC_DEFINE_OP(prod, a *b)
 MSCCLC_DEFINE_OP(min, a < b ? a : b)
 MSCCLC_DEFINE_OP(max, a < b ? b : a)
 #undef MSCCLC_DEFINE_OP
-/// avg runs as sum; the host scales the output afterwards (kernel-abi.md).
+/// avg runs as sum; the kernel then scales its result (kernel-abi.md).
 typedef Op_sum Op_avg;
 
 /// The kernel's element type and reduction operator.
 typedef MSCCLC_CAT(dtype_, MSCCLC_DTYPE) T;
 typedef MSCCLC_CAT(Op_, MSCCLC_REDOP) RedOp;
 
-/// Multiplies an element by a factor (used by the avg scale kernel).
+/// Multiplies an element by a factor (avg's scaling, Device.h).
 template <class X> __device__ __forceinline__ X scale(X x, double f) {
   return static_cast<X>(static_cast<double>(x) * f);
 }

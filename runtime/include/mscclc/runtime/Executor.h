@@ -91,9 +91,9 @@ public:
   /// May be collective (see the file comment); never enqueues work.
   Status prepare(const void *input, void *output, uint64_t count,
                  cudaStream_t stream);
-  /// Enqueues the kernel (and the avg scaling, or the premulsum scaling of
-  /// the input: `scalar` is needed then). prepare() must have run for these
-  /// arguments, stream included.
+  /// Enqueues the kernel (which also does avg's scaling), after the
+  /// premulsum scaling of the input (`scalar` is needed then). prepare()
+  /// must have run for these arguments, stream included.
   Status launch(const void *input, void *output, uint64_t count,
                 cudaStream_t stream, const PreMulScalar *scalar = nullptr);
   /// Waits for `stream`, reads the error record and the proxy's errors.
@@ -237,7 +237,6 @@ private:
 
   Module module_;
   CUfunction kernel_ = nullptr;
-  CUfunction scaleKernel_ = nullptr;
   CUfunction premulKernel_ = nullptr;
 
   uint64_t *semaphores_ = nullptr; ///< nMem + nPort inbound semaphores

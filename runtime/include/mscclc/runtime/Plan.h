@@ -76,7 +76,6 @@ struct Plan {
   int threadsPerBlock = 0;
   std::vector<std::string> dtypes;
   std::vector<std::string> redops;
-  std::string scaleKernel;
   /// premulsum: scales a rank's input by its scalar into the staging.
   std::string premulKernel;
   bool usesPortChannels = false;

@@ -73,7 +73,7 @@ public:
   /// fromBundle reads back into the same source and plan.
   std::string bundleJson() const;
 
-  /// What is compiled for rank `rank`'s kernel (and the scale kernel) for
+  /// What is compiled for rank `rank`'s kernel (and the premul kernel) for
   /// (arch, dtype, redop): the one description of a kernel that the
   /// run-time loader and the ahead-of-time build (mscclc-aot) both use, so
   /// their keys agree.
@@ -91,7 +91,8 @@ public:
                bool allowAheadOfTime = true);
 
   /// The operator a kernel is compiled for: avg and premulsum run the sum
-  /// kernel, with a scale kernel after it or a pre-multiply before it.
+  /// kernel, which scales its own result (avg), or with a pre-multiply
+  /// before it (premulsum).
   static std::string kernelRedop(const std::string &redop);
 
 private:
