@@ -80,6 +80,31 @@ __device__ __forceinline__ LLPacket *packetsAt(void *base, u64 bytes) {
   return reinterpret_cast<LLPacket *>(static_cast<char *>(base) + bytes);
 }
 
+/// Grid-stride `dst[i] = f(src[i])` over n elements (dst may be src): 16
+/// bytes per thread and step where both buffers are aligned, then the
+/// elements the vectors leave.
+template <class F>
+__device__ __forceinline__ void mapElements(T *dst, const T *src, u64 n, F f) {
+  u64 thread = blockIdx.x * static_cast<u64>(blockDim.x) + threadIdx.x;
+  u64 stride = static_cast<u64>(gridDim.x) * blockDim.x;
+  constexpr u64 lanes = sizeof(uint4) / sizeof(T);
+  u64 head = 0;
+  if (((reinterpret_cast<unsigned long long>(src) |
+        reinterpret_cast<unsigned long long>(dst)) % sizeof(uint4)) == 0) {
+    head = n / lanes * lanes;
+    for (u64 v = thread; v < n / lanes; v += stride) {
+      uint4 x = loadVec(src + v * lanes);
+      T *e = reinterpret_cast<T *>(&x);
+#pragma unroll
+      for (u64 j = 0; j < lanes; ++j)
+        e[j] = f(e[j]);
+      storeVec(dst + v * lanes, x);
+    }
+  }
+  for (u64 i = head + thread; i < n; i += stride)
+    dst[i] = f(src[i]);
+}
+
 /// avg (ncclAvg: sum, then divide by nranks), inside the collective's
 /// kernel: once every block of the rank has ended (its epoch is this
 /// launch's flag), all of them scale the result, grid-stride. Nothing the
@@ -105,27 +130,9 @@ __device__ __forceinline__ void scaleResult(const Ctx &ctx,
   if (ctx.failed())
     return;
   T *p = static_cast<T *>(args.scale.buf);
-  const u64 n = args.scale.count;
   const double factor = args.scale.factor;
-  u64 thread = blockIdx.x * static_cast<u64>(blockDim.x) + threadIdx.x;
-  u64 stride = static_cast<u64>(gridDim.x) * blockDim.x;
-  // 16 bytes per thread and step where the result is aligned, then the
-  // elements the vectors leave.
-  constexpr u64 lanes = sizeof(uint4) / sizeof(T);
-  u64 head = 0;
-  if (reinterpret_cast<unsigned long long>(p) % sizeof(uint4) == 0) {
-    head = n / lanes * lanes;
-    for (u64 v = thread; v < n / lanes; v += stride) {
-      uint4 x = loadVec(p + v * lanes);
-      T *e = reinterpret_cast<T *>(&x);
-#pragma unroll
-      for (u64 j = 0; j < lanes; ++j)
-        e[j] = scale(e[j], factor);
-      storeVec(p + v * lanes, x);
-    }
-  }
-  for (u64 i = head + thread; i < n; i += stride)
-    p[i] = scale(p[i], factor);
+  mapElements(p, p, args.scale.count,
+              [factor](T x) { return scale(x, factor); });
 }
 
 /// Grid-stride `dst = src * scalar` in T's arithmetic (ncclPreMulSum: each
@@ -138,28 +145,9 @@ __device__ __forceinline__ void premulBuffer(void *dst, const void *src, u64 n,
   // Every T is at most 8 bytes; the host packs the value little-endian.
   const T f = deviceScalar ? *static_cast<const T *>(deviceScalar)
                            : *reinterpret_cast<const T *>(&hostScalarBits);
-  T *d = static_cast<T *>(dst);
-  const T *s = static_cast<const T *>(src);
-  u64 thread = blockIdx.x * static_cast<u64>(blockDim.x) + threadIdx.x;
-  u64 stride = static_cast<u64>(gridDim.x) * blockDim.x;
-  // 16 bytes per thread and step where both buffers are aligned (the
-  // staging always is), then the elements the vectors leave.
-  constexpr u64 lanes = sizeof(uint4) / sizeof(T);
-  u64 head = 0;
-  if (((reinterpret_cast<unsigned long long>(src) |
-        reinterpret_cast<unsigned long long>(dst)) % sizeof(uint4)) == 0) {
-    head = n / lanes * lanes;
-    for (u64 v = thread; v < n / lanes; v += stride) {
-      uint4 x = loadVec(s + v * lanes);
-      T *e = reinterpret_cast<T *>(&x);
-#pragma unroll
-      for (u64 j = 0; j < lanes; ++j)
-        e[j] = Op_prod::apply(e[j], f);
-      storeVec(d + v * lanes, x);
-    }
-  }
-  for (u64 i = head + thread; i < n; i += stride)
-    d[i] = Op_prod::apply(s[i], f);
+  // The staging is always 16-byte aligned, so the vectors serve.
+  mapElements(static_cast<T *>(dst), static_cast<const T *>(src), n,
+              [f](T x) { return Op_prod::apply(x, f); });
 }
 
 } // namespace dev
