@@ -1,6 +1,7 @@
 //===- Executor.cpp - One program variant on one communicator -------------===//
 
 #include "mscclc/runtime/Executor.h"
+#include "mscclc/runtime/DeviceErrorText.h"
 #include "mscclc/runtime/Multicast.h"
 #include "mscclc/runtime/Nodes.h"
 #include "mscclc/runtime/TcpTransport.h"
@@ -32,30 +33,8 @@ uint64_t roundScratch(uint64_t need) {
   return (need + step - 1) / step * step;
 }
 
-const char *opName(uint32_t op) {
-  switch (op) {
-  case MSCCLC_OPC_WAIT: return "wait";
-  case MSCCLC_OPC_LL_READ: return "LL packet read";
-  case MSCCLC_OPC_FIFO_PUSH: return "proxy FIFO push";
-  case MSCCLC_OPC_FLUSH: return "flush";
-  case MSCCLC_OPC_ENTRY: return "kernel entry";
-  case MSCCLC_OPC_SCALE: return "avg scaling (waiting for the rank's blocks)";
-  default: return "operation";
-  }
-}
-
-const char *errName(uint32_t code) {
-  switch (code) {
-  case MSCCLC_ERR_TIMEOUT: return "timed out";
-  case MSCCLC_ERR_ABORTED: return "aborted";
-  case MSCCLC_ERR_ABI_MISMATCH: return "kernel ABI mismatch";
-  case MSCCLC_ERR_BAD_ARGS: return "bad kernel arguments";
-  default: return "failed";
-  }
-}
-
-/// Blocks of 512 threads for a grid-stride loop over n elements (the scale
-/// and premul kernels): enough to fill the GPU, at least one.
+/// Blocks of 512 threads for a grid-stride loop over n elements (the premul
+/// kernel): enough to fill the GPU, at least one.
 unsigned gridFor(unsigned long long n) {
   return unsigned(std::clamp<unsigned long long>((n + 511) / 512, 1, 1024));
 }
@@ -1137,31 +1116,6 @@ Status Executor::launch(const void *input, void *output, uint64_t count,
   return Status::ok();
 }
 
-std::string Executor::describeError(const MscclcErrorRecord &r) const {
-  std::string where;
-  if (r.channelKind == MSCCLC_CHAN_MEMORY || r.channelKind == MSCCLC_CHAN_PORT) {
-    const auto &list = r.channelKind == MSCCLC_CHAN_MEMORY
-                           ? rankPlan_.memoryChannels
-                           : rankPlan_.portChannels;
-    const char *kind = r.channelKind == MSCCLC_CHAN_MEMORY ? "memory" : "port";
-    if (r.channel < list.size()) {
-      const PlanChannel &c = list[r.channel];
-      where = fmt::format(" on {} channel {} '{}' (to rank {})", kind,
-                          r.channel, c.name, c.peer);
-    } else {
-      where = fmt::format(" on {} channel {}", kind, r.channel);
-    }
-  } else if (r.channelKind == MSCCLC_CHAN_SWITCH) {
-    where = fmt::format(" on switch channel {}", r.channel);
-  }
-  std::string line = r.line ? fmt::format(" (.mscl line {})", r.line) : "";
-  return fmt::format("program {} rank {} block {} {} in {}{}{}: expected {}, "
-                     "observed {}",
-                     plan_.name, r.rank, r.block, errName(r.code), opName(r.op),
-                     where, line, static_cast<unsigned long long>(r.expected),
-                     static_cast<unsigned long long>(r.observed));
-}
-
 Status Executor::check(cudaStream_t stream, DeviceError *out) {
   DeviceGuard guard(comm_.device());
   // On the caller's stream, not the legacy one: a synchronous copy would
@@ -1173,7 +1127,7 @@ Status Executor::check(cudaStream_t stream, DeviceError *out) {
   DeviceError result;
   result.record = rec;
   if (rec.code != MSCCLC_ERR_NONE)
-    result.message = describeError(rec);
+    result.message = describeDeviceError(plan_, rankPlan_, rec);
   if (proxyFifo_) {
     std::string proxyError = proxyFifo_->takeError();
     if (!proxyError.empty())
@@ -1211,7 +1165,7 @@ Status Executor::peekError(std::string *message) {
                       peekStream_));
   const MscclcErrorRecord rec = readback_->peeked;
   if (rec.code != MSCCLC_ERR_NONE)
-    *message = describeError(rec);
+    *message = describeDeviceError(plan_, rankPlan_, rec);
   return Status::ok();
 }
 

@@ -1,6 +1,7 @@
 //===- PlanTest.cpp - Plan reading, validation and scratch sizing ---------===//
 
 #include "mscclc/runtime/Plan.h"
+#include "mscclc/runtime/DeviceErrorText.h"
 
 #include "mscclc/device/Layout.h"
 
@@ -64,6 +65,54 @@ TEST(PlanTest, ParsesTheDocumentedExample) {
   EXPECT_TRUE(p.supportsDtype("bf16"));
   EXPECT_FALSE(p.supportsDtype("f64"));
   EXPECT_TRUE(p.supportsRedop("avg"));
+}
+
+// The line a kernel's error record becomes: every operation code has its
+// own words, and a channel is named from the failing rank's plan.
+TEST(PlanTest, DeviceErrorsNameTheOperationAndChannel) {
+  Plan p;
+  ASSERT_TRUE(parsePlan(planText(), &p).isOk());
+  MscclcErrorRecord r{};
+  r.code = MSCCLC_ERR_TIMEOUT;
+  r.rank = 1;
+  r.block = 0;
+  r.channelKind = MSCCLC_CHAN_MEMORY;
+  r.channel = 0;
+  r.op = MSCCLC_OPC_LL_READ;
+  r.line = 12;
+  r.expected = 3;
+  r.observed = 2;
+  EXPECT_EQ(describeDeviceError(p, p.rankPlans[1], r),
+            "program allreduce_1pa rank 1 block 0 timed out in LL packet read "
+            "on memory channel 0 'mem_ll_1_0' (to rank 0) (.mscl line 12): "
+            "expected 3, observed 2");
+  // avg's scaling waits for the rank's other blocks, on no channel.
+  r.code = MSCCLC_ERR_ABORTED;
+  r.channelKind = MSCCLC_CHAN_NONE;
+  r.op = MSCCLC_OPC_SCALE;
+  r.line = 0;
+  EXPECT_EQ(describeDeviceError(p, p.rankPlans[1], r),
+            "program allreduce_1pa rank 1 block 0 aborted in avg scaling "
+            "(waiting for the rank's blocks): expected 3, observed 2");
+  const std::pair<uint32_t, const char *> ops[] = {
+      {MSCCLC_OPC_WAIT, " in wait:"},
+      {MSCCLC_OPC_FIFO_PUSH, " in proxy FIFO push:"},
+      {MSCCLC_OPC_FLUSH, " in flush:"},
+      {MSCCLC_OPC_ENTRY, " in kernel entry:"},
+      {99, " in operation:"}};
+  for (auto [op, words] : ops) {
+    r.op = op;
+    EXPECT_NE(describeDeviceError(p, p.rankPlans[1], r).find(words),
+              std::string::npos)
+        << op;
+  }
+  // A channel index past the plan's list (a corrupt record) is still named.
+  r.channelKind = MSCCLC_CHAN_PORT;
+  r.channel = 7;
+  r.code = MSCCLC_ERR_BAD_ARGS;
+  EXPECT_NE(describeDeviceError(p, p.rankPlans[1], r)
+                .find("bad kernel arguments in operation on port channel 7:"),
+            std::string::npos);
 }
 
 TEST(PlanTest, ScratchBytesFollowTheLayout) {

@@ -219,7 +219,6 @@ private:
   /// After a device error: waits until the proxy has served every trigger
   /// this rank's kernels pushed and its copies are done.
   Status drainAfterError(cudaStream_t stream);
-  std::string describeError(const MscclcErrorRecord &r) const;
   uint64_t allocationId(const void *ptr) const;
 
   Communicator &comm_;
