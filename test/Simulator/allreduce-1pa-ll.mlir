@@ -1,4 +1,6 @@
 // RUN: mscclc --simulate %s --schedules 30 | FileCheck %s
+// Every rank sums x_0 + x_1 + x_2 + x_3 in rank order, its own input in its
+// place, so all get the same bits.
 // CHECK: estimated time {{.*}} at 1 MB
 // CHECK: simulation: allreduce_1pa, 4 ranks, 30 schedules x 4 sizes: PASS
 
@@ -33,7 +35,7 @@ mscl.program @allreduce_1pa attributes {collective = #mscl.collective<allreduce>
       mscl.put @ll_1_0 to <rank 0, recv[1]> from <rank 1, input[0]>
       mscl.put @ll_1_2 to <rank 2, recv[1]> from <rank 1, input[0]>
       mscl.put @ll_1_3 to <rank 3, recv[1]> from <rank 1, input[0]>
-      mscl.reduce to <rank 1, output[0]> from [<rank 1, input[0]>, <rank 1, recv[0]>, <rank 1, recv[2]>, <rank 1, recv[3]>]
+      mscl.reduce to <rank 1, output[0]> from [<rank 1, recv[0]>, <rank 1, input[0]>, <rank 1, recv[2]>, <rank 1, recv[3]>]
     }
   }
   mscl.rank 2 {
@@ -41,7 +43,7 @@ mscl.program @allreduce_1pa attributes {collective = #mscl.collective<allreduce>
       mscl.put @ll_2_0 to <rank 0, recv[2]> from <rank 2, input[0]>
       mscl.put @ll_2_1 to <rank 1, recv[2]> from <rank 2, input[0]>
       mscl.put @ll_2_3 to <rank 3, recv[2]> from <rank 2, input[0]>
-      mscl.reduce to <rank 2, output[0]> from [<rank 2, input[0]>, <rank 2, recv[0]>, <rank 2, recv[1]>, <rank 2, recv[3]>]
+      mscl.reduce to <rank 2, output[0]> from [<rank 2, recv[0]>, <rank 2, recv[1]>, <rank 2, input[0]>, <rank 2, recv[3]>]
     }
   }
   mscl.rank 3 {
@@ -49,7 +51,7 @@ mscl.program @allreduce_1pa attributes {collective = #mscl.collective<allreduce>
       mscl.put @ll_3_0 to <rank 0, recv[3]> from <rank 3, input[0]>
       mscl.put @ll_3_1 to <rank 1, recv[3]> from <rank 3, input[0]>
       mscl.put @ll_3_2 to <rank 2, recv[3]> from <rank 3, input[0]>
-      mscl.reduce to <rank 3, output[0]> from [<rank 3, input[0]>, <rank 3, recv[0]>, <rank 3, recv[1]>, <rank 3, recv[2]>]
+      mscl.reduce to <rank 3, output[0]> from [<rank 3, recv[0]>, <rank 3, recv[1]>, <rank 3, recv[2]>, <rank 3, input[0]>]
     }
   }
 }

@@ -283,7 +283,7 @@ Value Evaluator::evalUserCall(const ast::CallExpr &e, const ast::FnDecl &fn) {
   return result;
 }
 
-Value Evaluator::evalChunk(const ast::ChunkExpr &e) {
+Value Evaluator::evalChunk(const ast::ChunkExpr &e, bool emptyIsNoSource) {
   Value buf = lookup(e.buffer, e.getLoc());
   if (buf.isPoison())
     return buf;
@@ -316,7 +316,8 @@ Value Evaluator::evalChunk(const ast::ChunkExpr &e) {
   if (e.rank ? !checkRank(rank, *e.rank) : !checkRank(rank, e))
     return Value::poison();
   BufferInfo *info = buf.buffer;
-  if (*first < 0 || *last > info->chunks || *first >= *last) {
+  const bool noSource = emptyIsNoSource && e.last && *first == *last;
+  if (*first < 0 || *last > info->chunks || (*first >= *last && !noSource)) {
     std::string what = e.last ? "chunks " + std::to_string(*first) + ".." +
                                     std::to_string(*last)
                               : "chunk " + std::to_string(*first);
@@ -325,10 +326,10 @@ Value Evaluator::evalChunk(const ast::ChunkExpr &e) {
         on ? ", in 'on rank " + std::to_string(on->rank) + ", tb " +
                  std::to_string(on->tb) + "'"
            : std::string();
+    bool inBounds = *first >= 0 && *last <= info->chunks && e.last;
     error(e.getLoc(), what + " of '" + info->name + "@" +
                           std::to_string(rank) + "' " +
-                          (*first >= *last && e.last ? "is an empty range"
-                                                     : "is out of range") +
+                          (inBounds ? "is an empty range" : "is out of range") +
                           " ('" + info->name + "' has " +
                           llvm::Twine(info->chunks) + " chunk" +
                           (info->chunks == 1 ? "" : "s") + where + ")");

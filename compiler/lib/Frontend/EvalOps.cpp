@@ -126,7 +126,11 @@ std::optional<Value> Evaluator::evalChunkOperand(const ast::Expr &expr,
   auto *x = llvm::dyn_cast<ast::ExceptExpr>(&expr);
   if (x)
     chunkExpr = x->chunks.get();
-  Value v = eval(*chunkExpr);
+  // A reduce source written as a range may be empty: it then adds nothing
+  // (rank-ordered sums read `recv@r[0..r], input@r[0], recv@r[r + 1..N]`).
+  auto *range = llvm::dyn_cast<ast::ChunkExpr>(chunkExpr);
+  Value v = exceptOk && range && !x ? evalChunk(*range, /*emptyIsNoSource=*/true)
+                                    : eval(*chunkExpr);
   if (v.isPoison())
     return std::nullopt;
   if (v.kind != Value::Kind::Chunk) {

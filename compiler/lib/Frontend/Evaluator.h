@@ -171,7 +171,9 @@ private:
   Value evalBinary(const ast::BinaryExpr &e);
   Value evalCall(const ast::CallExpr &e, bool asStmt);
   Value evalUserCall(const ast::CallExpr &e, const ast::FnDecl &fn);
-  Value evalChunk(const ast::ChunkExpr &e);
+  /// `emptyIsNoSource`: a reduce source, where an empty range `buf@r[a..a]`
+  /// (a in 0..chunks) stands for no source (a chunk value of count 0).
+  Value evalChunk(const ast::ChunkExpr &e, bool emptyIsNoSource = false);
   Value evalChannel(const ast::CallExpr &e, BuiltinFn kind);
   /// Checks that `rank` names a rank; reports at `expr` otherwise.
   bool checkRank(int64_t rank, const ast::Expr &expr);

@@ -219,6 +219,8 @@ LogicalResult Reference::check(const Machine &machine) const {
     return failure();
   }
 
+  if (kind == CollectiveKind::allreduce && failed(checkSameBits(machine)))
+    return failure();
   if (model.inplace)
     return success();
   for (int r = 0; r < n; ++r) {
@@ -233,6 +235,29 @@ LogicalResult Reference::check(const Machine &machine) const {
              << "); an out-of-place collective must leave it intact";
             return failure();
       }
+  }
+  return success();
+}
+
+LogicalResult Reference::checkSameBits(const Machine &machine) const {
+  int64_t size = layout.count;
+  const std::vector<Word> &first = machine.data(0, model.output);
+  for (int r = 1; r < model.ranks; ++r) {
+    const std::vector<Word> &out = machine.data(r, model.output);
+    for (int64_t i = 0; i < size; ++i) {
+      if (out[i] == first[i])
+        continue;
+      Operation *writer = machine.lastWriter(r, model.output, i);
+      emitError(writer ? writer->getLoc() : model.program.getLoc())
+          << "results differ across ranks: allreduce (" << stringify(reduce)
+          << ", " << stringify(type) << ") element " << i << " is "
+          << formatWord(type, first[i]) << " on rank 0 but "
+          << formatWord(type, out[i]) << " on rank " << r
+          << "; every rank must reduce the ranks' values in the same order, "
+             "so that all get the same bits"
+          << (writer ? " (the operation shown wrote that rank's value)" : "");
+      return failure();
+    }
   }
   return success();
 }

@@ -33,7 +33,7 @@ public:
   /// Compares every rank's result with the collective's definition (and,
   /// out of place, that the input is unchanged). Floating-point sums are
   /// compared with a tolerance of N * u * sum|x_i|, the bound for any
-  /// summation order.
+  /// summation order; an allreduce's ranks must also agree bit for bit.
   mlir::LogicalResult check(const Machine &machine) const;
 
 private:
@@ -41,6 +41,9 @@ private:
   /// reduce and gather: a non-root rank's output must stay unwritten (in
   /// place, it is that rank's read-only input).
   mlir::LogicalResult checkUntouched(const Machine &machine, int rank) const;
+  /// allreduce: every rank's result has the same bits as rank 0's (within
+  /// the tolerance is not enough: replicas of a model must not drift).
+  mlir::LogicalResult checkSameBits(const Machine &machine) const;
 
   const Model &model;
   Layout layout;
