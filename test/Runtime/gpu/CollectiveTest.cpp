@@ -5,7 +5,9 @@
 // process per GPU; one process driving every GPU through a group) on random
 // data, and compares with a CPU reference of the collective: fp32, fp16,
 // bf16 and int32, counts from one element up to --max-bytes per buffer,
-// out of place and in place (an `inplace` variant of the source). Also runs
+// out of place and in place (an `inplace` variant of the source); an
+// all-reduce's ranks must agree bit for bit where one process drives them
+// all (the group model). Also runs
 // 1000 back-to-back launches per example and checks the result after them.
 // Programs and kernels are compiled on every core ahead of the cases that
 // need them (AheadCompiler.h).
@@ -40,6 +42,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <dirent.h>
 #include <fstream>
 #include <map>
@@ -374,6 +377,10 @@ size_t verify(const Example &ex, const Buffers &b, int n, int rank, size_t count
     std::string key;
     std::vector<double> ref;
     int terms = 1;
+    /// allreduce: the first rank's result, which every other rank's must
+    /// equal bit for bit (in one process only: the group model).
+    std::vector<char> firstBits;
+    int firstRank = -1;
   };
   static Expected last;
   const std::string &c = ex.collective;
@@ -387,6 +394,22 @@ size_t verify(const Example &ex, const Buffers &b, int n, int rank, size_t count
     Stopwatch watch(&time.references);
     last.key = key;
     reference(ex, n, rank, count, t, round, &last.ref, &last.terms);
+    last.firstBits.clear();
+    last.firstRank = -1;
+  }
+  if (c == "allreduce") {
+    const size_t bytes = b.recvElemsN * sizeOf(t);
+    if (last.firstRank < 0) {
+      last.firstBits.assign(host, host + bytes);
+      last.firstRank = rank;
+    } else if (memcmp(last.firstBits.data(), host, bytes) != 0) {
+      size_t i = 0, es = sizeOf(t);
+      while (memcmp(last.firstBits.data() + i * es, host + i * es, es) == 0)
+        ++i;
+      fprintf(stderr, "  %s: rank %d differs from rank %d at element %zu "
+              "(not bit-identical)\n", what.c_str(), rank, last.firstRank, i);
+      return 1;
+    }
   }
   // Every input lies in [-1, 1), products' near 1 (integers: exact, no
   // tolerance but the rounding of avg's division).
