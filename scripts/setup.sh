@@ -38,6 +38,9 @@ else
   # The smoke fuzz of scripts/test.sh: libFuzzer and the sanitizer
   # runtimes of clang 22 (only recommended by clang-22).
   PACKAGES+=(libclang-rt-22-dev)
+  # The launcher tests start ranks with Open MPI's mpirun, as
+  # docs/multinode.md shows (test/Runtime/launch.sh).
+  PACKAGES+=(openmpi-bin)
 fi
 if [ -n "${MSCCLC_FMT_INCLUDE_DIR:-}" ]; then
   [ -f "$MSCCLC_FMT_INCLUDE_DIR/fmt/format.h" ] || { echo "MSCCLC_FMT_INCLUDE_DIR=$MSCCLC_FMT_INCLUDE_DIR has no fmt/format.h" >&2; exit 1; }
@@ -47,7 +50,8 @@ else
 fi
 
 # A tool already on PATH counts as installed, however it got there.
-declare -A COMMAND_OF=([cmake]=cmake [ninja-build]=ninja [g++]=g++ [python3]=python3)
+declare -A COMMAND_OF=([cmake]=cmake [ninja-build]=ninja [g++]=g++ [python3]=python3
+                        [openmpi-bin]=mpirun)
 missing=()
 for pkg in "${PACKAGES[@]}"; do
   cmd="${COMMAND_OF[$pkg]:-}"
