@@ -149,6 +149,9 @@ step "selftest-ibstaged" 300 "${ibstaged[@]}" MSCCLC_TRANSPORT=ib \
 step "nccl-collectives-2nodes" 600 env MSCCLC_ALLOW_SHARED_GPU=1 \
   MSCCLC_NODE_OF_RANK=0,0,1,1 CUDA_DEVICE_MAX_CONNECTIONS=32 \
   $B/nccl-gpu-test --collectives --quick --ranks 4
+# Whether a copy from a second CUDA context passes work queued behind a
+# waiting kernel, with one hardware queue (bench/queue_probe.cu).
+step "queue-probe" 60 $B/mscclc-queue-probe
 # A fresh process's first all-reduce from the ahead-of-time store, with
 # NVRTC and the compiler made unavailable (the test sets MSCCLC_NVRTC and
 # MSCCLC_COMPILER itself).
