@@ -1,4 +1,4 @@
-//===- queue_probe.cu - Can a proxy's copy pass work queued behind a kernel? ===//
+//===- queue_probe.cu - Does a proxy copy pass queued work? --------------===//
 //
 // A port channel's data reaches a waiting kernel through a copy the proxy
 // queues on a stream of its own. CUDA feeds a context's streams to the GPU
@@ -26,6 +26,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mscclc/CudaCheck.h"
+
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -37,16 +39,7 @@
 
 namespace {
 
-#define CHECK_RT(call)                                                         \
-  do {                                                                         \
-    cudaError_t e_ = (call);                                                   \
-    if (e_ != cudaSuccess) {                                                   \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,            \
-              cudaGetErrorString(e_));                                         \
-      exit(1);                                                                 \
-    }                                                                          \
-  } while (0)
-
+/// The driver API's counterpart of MSCCLC_CUDA_OR_EXIT.
 #define CHECK_DRV(call)                                                        \
   do {                                                                         \
     CUresult e_ = (call);                                                      \
@@ -88,17 +81,17 @@ Probe probe;
 
 /// Runs one case: spinning kernel, a kernel behind it, then `copy`.
 void runCase(const char *name, CUdeviceptr flag, CopyFn copy) {
-  CHECK_RT(cudaMemset(reinterpret_cast<void *>(flag), 0, sizeof(unsigned)));
-  CHECK_RT(cudaDeviceSynchronize());
+  MSCCLC_CUDA_OR_EXIT(
+      cudaMemset(reinterpret_cast<void *>(flag), 0, sizeof(unsigned)));
+  MSCCLC_CUDA_OR_EXIT(cudaDeviceSynchronize());
   *probe.result = 0;
   waitForFlag<<<1, 1, 0, probe.kernelStream>>>(
-      reinterpret_cast<volatile unsigned *>(flag), probe.cycles,
-      probe.result);
+      reinterpret_cast<volatile unsigned *>(flag), probe.cycles, probe.result);
   queuedBehind<<<1, 1, 0, probe.kernelStream>>>();
-  CHECK_RT(cudaGetLastError());
+  MSCCLC_CUDA_OR_EXIT(cudaGetLastError());
   auto t0 = std::chrono::steady_clock::now();
   CUresult r = copy(flag, probe.one);
-  CHECK_RT(cudaStreamSynchronize(probe.kernelStream));
+  MSCCLC_CUDA_OR_EXIT(cudaStreamSynchronize(probe.kernelStream));
   double ms = std::chrono::duration<double, std::milli>(
                   std::chrono::steady_clock::now() - t0)
                   .count();
@@ -106,7 +99,7 @@ void runCase(const char *name, CUdeviceptr flag, CopyFn copy) {
   CHECK_DRV(cuCtxPushCurrent(probe.own));
   CHECK_DRV(cuStreamSynchronize(probe.ownStream));
   CHECK_DRV(cuCtxPopCurrent(nullptr));
-  CHECK_RT(cudaDeviceSynchronize());
+  MSCCLC_CUDA_OR_EXIT(cudaDeviceSynchronize());
   if (r != CUDA_SUCCESS) {
     const char *s = nullptr;
     cuGetErrorString(r, &s);
@@ -174,9 +167,9 @@ double copyBandwidth(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
     auto t0 = std::chrono::steady_clock::now();
     CHECK_DRV(cuMemcpyDtoDAsync(dst, src, bytes, stream));
     CHECK_DRV(cuStreamSynchronize(stream));
-    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                             t0)
-                   .count();
+    double s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+            .count();
     b = double(bytes) / s / 1e9;
   }
   std::sort(best, best + 5);
@@ -195,27 +188,31 @@ int main() {
   printf("CUDA_DEVICE_MAX_CONNECTIONS=%s\n",
          getenv("CUDA_DEVICE_MAX_CONNECTIONS"));
   const int device = 0;
-  CHECK_RT(cudaSetDevice(device));
-  CHECK_RT(cudaFree(nullptr)); // the primary context
+  MSCCLC_CUDA_OR_EXIT(cudaSetDevice(device));
+  MSCCLC_CUDA_OR_EXIT(cudaFree(nullptr)); // the primary context
   CHECK_DRV(cuCtxGetCurrent(&probe.primary));
   CUdevice dev;
   CHECK_DRV(cuDeviceGet(&dev, device));
   int clockKHz = 0;
-  CHECK_RT(cudaDeviceGetAttribute(&clockKHz, cudaDevAttrClockRate, device));
+  MSCCLC_CUDA_OR_EXIT(
+      cudaDeviceGetAttribute(&clockKHz, cudaDevAttrClockRate, device));
   probe.cycles = (long long)clockKHz * 1000; // about a second
-  CHECK_RT(cudaStreamCreateWithFlags(&probe.kernelStream,
-                                     cudaStreamNonBlocking));
-  CHECK_RT(cudaStreamCreateWithFlags(&probe.sameContextStream,
-                                     cudaStreamNonBlocking));
-  CHECK_RT(cudaHostAlloc(&probe.one, sizeof(unsigned), cudaHostAllocPortable));
+  MSCCLC_CUDA_OR_EXIT(
+      cudaStreamCreateWithFlags(&probe.kernelStream, cudaStreamNonBlocking));
+  MSCCLC_CUDA_OR_EXIT(cudaStreamCreateWithFlags(&probe.sameContextStream,
+                                                cudaStreamNonBlocking));
+  MSCCLC_CUDA_OR_EXIT(
+      cudaHostAlloc(&probe.one, sizeof(unsigned), cudaHostAllocPortable));
   *probe.one = 1;
-  CHECK_RT(cudaHostAlloc(&probe.result, sizeof(unsigned),
-                         cudaHostAllocPortable | cudaHostAllocMapped));
+  MSCCLC_CUDA_OR_EXIT(
+      cudaHostAlloc(&probe.result, sizeof(unsigned),
+                    cudaHostAllocPortable | cudaHostAllocMapped));
   unsigned *flag = nullptr;
-  CHECK_RT(cudaMalloc(&flag, sizeof(unsigned)));
+  MSCCLC_CUDA_OR_EXIT(cudaMalloc(&flag, sizeof(unsigned)));
   unsigned *one = nullptr;
-  CHECK_RT(cudaMalloc(&one, sizeof(unsigned)));
-  CHECK_RT(cudaMemcpy(one, probe.one, sizeof(unsigned), cudaMemcpyHostToDevice));
+  MSCCLC_CUDA_OR_EXIT(cudaMalloc(&one, sizeof(unsigned)));
+  MSCCLC_CUDA_OR_EXIT(
+      cudaMemcpy(one, probe.one, sizeof(unsigned), cudaMemcpyHostToDevice));
   deviceOne = reinterpret_cast<CUdeviceptr>(one);
 
   // The second context; cuCtxCreate makes it current: pop it at once.
