@@ -398,16 +398,11 @@ size_t verify(const Example &ex, const Buffers &b, int n, int rank, size_t count
     last.firstRank = -1;
   }
   if (c == "allreduce") {
-    const size_t bytes = b.recvElemsN * sizeOf(t);
     if (last.firstRank < 0) {
-      last.firstBits.assign(host, host + bytes);
+      last.firstBits.assign(host, host + b.recvElemsN * sizeOf(t));
       last.firstRank = rank;
-    } else if (memcmp(last.firstBits.data(), host, bytes) != 0) {
-      size_t i = 0, es = sizeOf(t);
-      while (memcmp(last.firstBits.data() + i * es, host + i * es, es) == 0)
-        ++i;
-      fprintf(stderr, "  %s: rank %d differs from rank %d at element %zu "
-              "(not bit-identical)\n", what.c_str(), rank, last.firstRank, i);
+    } else if (!sameBits(t, last.firstBits.data(), host, b.recvElemsN,
+                         last.firstRank, rank, what)) {
       return 1;
     }
   }

@@ -418,6 +418,23 @@ inline size_t compare(DType t, const void *got, const std::vector<double> &ref,
   return bad;
 }
 
+/// All-reduce results must be the same bits on every rank: false (and the
+/// first differing element printed) where rank `rank`'s `got` differs from
+/// rank `firstRank`'s `first`, `elems` elements of `t`.
+inline bool sameBits(DType t, const void *first, const void *got, size_t elems,
+                     int firstRank, int rank, const std::string &what) {
+  const size_t es = sizeOf(t);
+  if (memcmp(first, got, elems * es) == 0)
+    return true;
+  size_t i = 0;
+  while (memcmp(static_cast<const char *>(first) + i * es,
+                static_cast<const char *>(got) + i * es, es) == 0)
+    ++i;
+  fprintf(stderr, "  %s: rank %d differs from rank %d at element %zu "
+          "(not bit-identical)\n", what.c_str(), rank, firstRank, i);
+  return false;
+}
+
 } // namespace gputest
 
 #endif // MSCCLC_TEST_RUNTIME_GPUTESTUTIL_H

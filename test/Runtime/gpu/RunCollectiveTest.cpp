@@ -330,14 +330,8 @@ void runCase(const Case &k, const RankLayout &layout,
     // Every rank of an all-reduce holds the same bits.
     if (k.coll == mscclcCollAllReduce)
       for (int r = 1; r < n; ++r)
-        if (memcmp(outs[0].data(), outs[size_t(r)].data(), rN * es) != 0) {
-          size_t i = 0;
-          while (memcmp(outs[0].data() + i * es, outs[size_t(r)].data() + i * es, es) == 0)
-            ++i;
-          fprintf(stderr, "  %s: rank %d differs from rank 0 at element %zu (not bit-identical)\n",
-                  what.c_str(), r, i);
-          ++bad;
-        }
+        bad += !sameBits(k.type, outs[0].data(), outs[size_t(r)].data(), rN, 0,
+                         r, what);
   }
   for (int r = 0; r < n; ++r) {
     MSCCLC_CUDA_OR_EXIT(cudaSetDevice(layout.deviceOf(r)));
