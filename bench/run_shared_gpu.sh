@@ -61,6 +61,9 @@ for r in "${RANKS[@]}"; do
       --examples stdlib --models group --types f32,f16,bf16,i32 \
       --max-bytes 67108864 --repeat 100 --instances $k --ranks "$r"
   done
+  # A buffer reallocated larger at its address gets a context of its own.
+  step "buffer-reuse-$r" 120 "${queues[@]}" $B/runtime-gpu-buffer-reuse \
+    --stdlib stdlib --ranks "$r"
   # Every dtype and op at small sizes (1 element to 64 KiB per buffer)
   # through every stdlib file: all 12 types at 2 ranks; at 4 and 8 ranks
   # half of them each, so every type runs at 2 and one larger count. At 8

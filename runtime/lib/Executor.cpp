@@ -486,21 +486,57 @@ uint64_t Executor::allocationId(const void *ptr) const {
   return 0;
 }
 
+Executor::BufferIdentity Executor::identify(const void *ptr) const {
+  BufferIdentity b;
+  b.id = allocationId(ptr);
+  const DriverApi *api = nullptr;
+  CUdeviceptr base = 0;
+  size_t size = 0;
+  if (ptr && driverApi(&api).isOk() &&
+      api->memGetAddressRange(&base, &size, toDevicePtr(ptr)) == CUDA_SUCCESS)
+    b.extent = uint64_t(base) + size - reinterpret_cast<uint64_t>(ptr);
+  return b;
+}
+
+bool Executor::contextsKeyedByBuffers() const {
+  return (needPeerUser_ && !staged_) || !rankPlan_.portChannels.empty();
+}
+
+std::string Executor::contextKey(const void *input, const void *output,
+                                 BufferIdentity *in, BufferIdentity *out) const {
+  *in = *out = BufferIdentity();
+  if (!contextsKeyedByBuffers())
+    return std::string();
+  *in = identify(input);
+  *out = identify(output);
+  return fmt::format("{}/{}/{}/{}/{}/{}", input, output,
+                     static_cast<unsigned long long>(in->id),
+                     static_cast<unsigned long long>(out->id),
+                     static_cast<unsigned long long>(in->extent),
+                     static_cast<unsigned long long>(out->extent));
+}
+
+bool Executor::lastContextServes(const void *input, const void *output,
+                                 const BufferIdentity &in,
+                                 const BufferIdentity &out) const {
+  return last_ && (!contextsKeyedByBuffers() ||
+                   (last_->input == input && last_->output == output &&
+                    last_->inputIdentity == in && last_->outputIdentity == out));
+}
+
 bool Executor::needsCollectiveSetup(const void *input, void *output,
                                     uint64_t count) const {
   if (!scratchFits(count))
     return true;
+  // Only peer mappings make a new context a collective step.
   if (!needPeerUser_ || staged_)
     return false;
-  if (last_ && last_->input == input && last_->output == output &&
-      last_->inputId == allocationId(input) &&
-      last_->outputId == allocationId(output))
-    return false;
-  std::string key =
-      fmt::format("{}/{}/{}/{}", input, static_cast<void *>(output),
-                  static_cast<unsigned long long>(allocationId(input)),
-                  static_cast<unsigned long long>(allocationId(output)));
-  return contexts_.find(key) == contexts_.end();
+  const void *kernelIn = kernelInput(input);
+  const void *kernelOut = kernelOutput(output);
+  BufferIdentity in, out;
+  std::string key = contextKey(kernelIn, kernelOut, &in, &out);
+  return !lastContextServes(kernelIn, kernelOut, in, out) &&
+         contexts_.find(key) == contexts_.end();
 }
 
 Status Executor::drainLocal() {
@@ -623,30 +659,24 @@ Status Executor::prepare(const void *input, void *output, uint64_t count,
 }
 
 Status Executor::contextFor(const void *input, void *output, Context **out) {
-  bool peerMapped = needPeerUser_ && !staged_;
-  bool keyed = peerMapped || !rankPlan_.portChannels.empty();
-  uint64_t inId = 0, outId = 0;
-  if (peerMapped) {
-    inId = allocationId(input);
-    outId = allocationId(output);
-  }
-  if (last_ && (!keyed || (last_->input == input && last_->output == output &&
-                           last_->inputId == inId && last_->outputId == outId))) {
+  BufferIdentity inId, outId;
+  std::string key = contextKey(input, output, &inId, &outId);
+  if (lastContextServes(input, output, inId, outId)) {
     *out = last_;
     return Status::ok();
   }
-  std::string key =
-      keyed ? fmt::format("{}/{}/{}/{}", input, static_cast<void *>(output),
-                          static_cast<unsigned long long>(inId),
-                          static_cast<unsigned long long>(outId))
-            : std::string();
   auto it = contexts_.find(key);
   if (it == contexts_.end()) {
+    // Buffers come and go (a freed one may come back at the same address,
+    // larger): drop unused contexts (after our kernels are done with them)
+    // rather than hold mappings and proxy ids for each.
+    if (contexts_.size() >= maxContexts())
+      evictContexts();
     auto ctx = std::make_unique<Context>();
     ctx->input = input;
     ctx->output = output;
-    ctx->inputId = inId;
-    ctx->outputId = outId;
+    ctx->inputIdentity = inId;
+    ctx->outputIdentity = outId;
     MSCCLC_TRY(buildContext(input, output, ctx.get()));
     it = contexts_.emplace(key, std::move(ctx)).first;
   }
@@ -672,10 +702,8 @@ Status Executor::buildContext(const void *input, void *output, Context *ctx) {
     registered = ibRegister({const_cast<void *>(input), output}, &ctx->ibRegions);
   if (needPeerUser_ && !staged_) {
     // Mappings of buffers the peers freed block new mappings of the same
-    // memory: drop unused contexts (after our kernels are done with them).
+    // memory: the exchange drops unused contexts and retries once.
     auto evict = [this] { evictContexts(); };
-    if (contexts_.size() >= maxContexts())
-      evict();
     if (tcp_) {
       // Peers on other nodes put into them once they know the addresses.
       for (const void *p : {input, static_cast<const void *>(output)}) {
@@ -763,22 +791,14 @@ Status Executor::buildContext(const void *input, void *output, Context *ctx) {
     } else {
       ctx->index = nextContext_++;
     }
-    auto extentOf = [&](const void *p) -> uint64_t {
-      CUdeviceptr base = 0;
-      size_t size = 0;
-      if (!p ||
-          api->memGetAddressRange(&base, &size, toDevicePtr(p)) != CUDA_SUCCESS)
-        return 0;
-      return uint64_t(base) + size - reinterpret_cast<uint64_t>(p);
-    };
     for (size_t i = 0; i < nPort; ++i) {
       const PlanChannel &c = rankPlan_.portChannels[i];
       auto pc = std::make_unique<ProxyChannel>();
       pc->stream = portStreams_[i % portStreams_.size()];
       pc->src[0] = const_cast<void *>(input);
-      pc->srcExtent[0] = extentOf(input);
+      pc->srcExtent[0] = ctx->inputIdentity.extent;
       pc->src[1] = output;
-      pc->srcExtent[1] = extentOf(output);
+      pc->srcExtent[1] = ctx->outputIdentity.extent;
       pc->src[2] = scratch_;
       pc->srcExtent[2] = layout_.plan;
       pc->dst[0] = peerUser(c.peer, 0).ptr;
@@ -1042,8 +1062,13 @@ Status Executor::launch(const void *input, void *output, uint64_t count,
     return internalError("launch before prepare() grew the scratch");
   const void *kernelIn = kernelInput(input);
   void *kernelOut = kernelOutput(output);
-  Context *ctx = nullptr;
-  MSCCLC_TRY(contextFor(kernelIn, kernelOut, &ctx));
+  // prepare() found the context for these buffers, which cannot have been
+  // freed since: look it up again only where another call's prepare() came
+  // between (a group).
+  Context *ctx = last_;
+  if (!ctx || (contextsKeyedByBuffers() &&
+               (ctx->input != kernelIn || ctx->output != kernelOut)))
+    MSCCLC_TRY(contextFor(kernelIn, kernelOut, &ctx));
   bool root = comm_.rank() == plan_.root;
   DeviceGuard guard(comm_.device());
   if (premul_ && !scalar)

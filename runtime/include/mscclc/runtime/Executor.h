@@ -107,10 +107,19 @@ public:
   Status reset();
 
 private:
+  /// What tells a user buffer from one allocated later at the same address:
+  /// the allocation's id, and the bytes from the pointer to the
+  /// allocation's end (a port channel's puts are checked against them).
+  struct BufferIdentity {
+    uint64_t id = 0, extent = 0;
+    bool operator==(const BufferIdentity &o) const {
+      return id == o.id && extent == o.extent;
+    }
+  };
   struct Context {
     const void *input = nullptr;
     void *output = nullptr;
-    uint64_t inputId = 0, outputId = 0; ///< allocation ids (reuse check)
+    BufferIdentity inputIdentity, outputIdentity; ///< reuse check
     void *tables = nullptr;             ///< device memory
     MscclcMemoryChannel *memoryChannels = nullptr;
     MscclcPortChannel *portChannels = nullptr;
@@ -220,6 +229,17 @@ private:
   /// this rank's kernels pushed and its copies are done.
   Status drainAfterError(cudaStream_t stream);
   uint64_t allocationId(const void *ptr) const;
+  BufferIdentity identify(const void *ptr) const;
+  /// The buffer contexts are told apart by their buffers (peer mappings,
+  /// or port channels that put from them); else one context serves all.
+  bool contextsKeyedByBuffers() const;
+  /// The key of the context for these buffers, and their identities.
+  std::string contextKey(const void *input, const void *output,
+                         BufferIdentity *in, BufferIdentity *out) const;
+  /// The context built last is the one for these buffers.
+  bool lastContextServes(const void *input, const void *output,
+                         const BufferIdentity &in,
+                         const BufferIdentity &out) const;
 
   Communicator &comm_;
   Program &program_;
