@@ -667,11 +667,6 @@ Status Executor::contextFor(const void *input, void *output, Context **out) {
   }
   auto it = contexts_.find(key);
   if (it == contexts_.end()) {
-    // Buffers come and go (a freed one may come back at the same address,
-    // larger): drop unused contexts (after our kernels are done with them)
-    // rather than hold mappings and proxy ids for each.
-    if (contexts_.size() >= maxContexts())
-      evictContexts();
     auto ctx = std::make_unique<Context>();
     ctx->input = input;
     ctx->output = output;
@@ -702,8 +697,13 @@ Status Executor::buildContext(const void *input, void *output, Context *ctx) {
     registered = ibRegister({const_cast<void *>(input), output}, &ctx->ibRegions);
   if (needPeerUser_ && !staged_) {
     // Mappings of buffers the peers freed block new mappings of the same
-    // memory: the exchange drops unused contexts and retries once.
+    // memory: drop unused contexts (after our kernels are done with them).
+    // Only here, where set-up is collective: in a group every rank prepares
+    // before any launches, so waiting for our kernels cannot wait for a
+    // peer's launch that this thread has still to make.
     auto evict = [this] { evictContexts(); };
+    if (contexts_.size() >= maxContexts())
+      evict();
     if (tcp_) {
       // Peers on other nodes put into them once they know the addresses.
       for (const void *p : {input, static_cast<const void *>(output)}) {
