@@ -642,14 +642,18 @@ Status Executor::ensureScratch(uint64_t count) {
 Status Executor::prepare(const void *input, void *output, uint64_t count,
                          cudaStream_t stream) {
   DeviceGuard guard(comm_.device());
-  bool collective = needsCollectiveSetup(input, output, count) || fresh_;
+  // What needsCollectiveSetup() would have said: the scratch grows, or a
+  // context with peer mappings is built (found out by building it).
+  bool collective = !scratchFits(count) || fresh_;
   fresh_ = false;
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   MSCCLC_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
   capturing_ = capture != cudaStreamCaptureStatusNone;
   MSCCLC_TRY(ensureScratch(count));
   Context *ctx = nullptr;
-  MSCCLC_TRY(contextFor(kernelInput(input), kernelOutput(output), &ctx));
+  bool built = false;
+  MSCCLC_TRY(contextFor(kernelInput(input), kernelOutput(output), &ctx, &built));
+  collective |= built && needPeerUser_ && !staged_;
   // Set-up allocates and frees device memory, which waits for the whole
   // GPU: no rank sharing it may launch (and wait for the others) before
   // every rank's set-up is done.
@@ -658,7 +662,8 @@ Status Executor::prepare(const void *input, void *output, uint64_t count,
   return Status::ok();
 }
 
-Status Executor::contextFor(const void *input, void *output, Context **out) {
+Status Executor::contextFor(const void *input, void *output, Context **out,
+                            bool *built) {
   BufferIdentity inId, outId;
   std::string key = contextKey(input, output, &inId, &outId);
   if (lastContextServes(input, output, inId, outId)) {
@@ -674,6 +679,8 @@ Status Executor::contextFor(const void *input, void *output, Context **out) {
     ctx->outputIdentity = outId;
     MSCCLC_TRY(buildContext(input, output, ctx.get()));
     it = contexts_.emplace(key, std::move(ctx)).first;
+    if (built)
+      *built = true;
   }
   last_ = it->second.get();
   *out = last_;

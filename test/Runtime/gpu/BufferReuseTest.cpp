@@ -33,14 +33,15 @@ namespace {
 /// must start, and skip, where no driver is installed).
 const mscclc::rt::DriverApi *api = nullptr;
 
+/// A failed driver call ends the test, in the runtime's words for it.
 #define CHECK_DRV(call)                                                        \
   do {                                                                         \
     CUresult e_ = api->call;                                                   \
     if (e_ != CUDA_SUCCESS) {                                                  \
-      const char *s_ = nullptr;                                                \
-      api->getErrorString(e_, &s_);                                            \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,            \
-              s_ ? s_ : "?");                                                  \
+      fprintf(stderr, "%s\n",                                                  \
+              mscclc::rt::toStatus(e_, #call, __FILE__, __LINE__)             \
+                  .message()                                                   \
+                  .c_str());                                                   \
       exit(1);                                                                 \
     }                                                                          \
   } while (0)

@@ -195,7 +195,10 @@ private:
   bool sharesGpu() const;
   /// The streams the proxy copies and signals on.
   size_t proxyStreamCount() const;
-  Status contextFor(const void *input, void *output, Context **out);
+  /// The context for these buffers, built if there is none (`*built` is
+  /// then set).
+  Status contextFor(const void *input, void *output, Context **out,
+                    bool *built = nullptr);
   /// Makes port channel `pc` (plan channel `c`) a link of `ctx` over the
   /// staged frames (TcpNetwork: sockets or ib staged rings).
   Status tcpLink(const PlanChannel &c, ProxyChannel *pc, uint64_t *counter,
