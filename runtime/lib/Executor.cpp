@@ -95,8 +95,32 @@ Executor::ScratchLayout Executor::scratchNeed(uint64_t count) const {
 
 bool Executor::scratchFits(uint64_t count) const {
   ScratchLayout need = scratchNeed(count);
-  return need.plan <= layout_.plan && need.input <= layout_.input &&
+  // The plan's part: its layout must hold the count's chunks, not only
+  // its bytes (a layout for a smaller count has shorter chunks).
+  bool planFits = need.plan == 0 || (scratch_ && count <= scratchCount_);
+  return planFits && need.input <= layout_.input &&
          need.output <= layout_.output;
+}
+
+uint64_t Executor::layoutCountFor(uint64_t bytes, uint64_t atLeast) const {
+  // scratchBytes grows with the count, and `atLeast` fits: double until a
+  // count does not, then bisect.
+  auto fits = [&](uint64_t count) {
+    return plan_.scratchBytes(count, elemSize_) <= bytes;
+  };
+  // A count past this needs more than `bytes` for one scratch chunk's
+  // elements of all of its K (and keeps scratchBytes from overflowing).
+  const uint64_t top = (bytes / elemSize_ + 1) * uint64_t(plan_.chunks) + 1;
+  uint64_t lo = std::max<uint64_t>(atLeast, 1), hi = lo * 2;
+  while (hi < top && fits(hi)) {
+    lo = hi;
+    hi *= 2;
+  }
+  while (hi - lo > 1) {
+    uint64_t mid = lo + (hi - lo) / 2;
+    (fits(mid) ? lo : hi) = mid;
+  }
+  return lo;
 }
 
 const void *Executor::kernelInput(const void *input) const {
@@ -592,6 +616,7 @@ Status Executor::retireScratch() {
   peerScratch_.clear();
   scratch_ = nullptr;
   layout_ = {};
+  scratchCount_ = 0;
   scratchCaptured_ = false;
   last_ = nullptr;
   if (!idle)
@@ -612,12 +637,16 @@ Status Executor::ensureScratch(uint64_t count) {
   if (scratchFits(count))
     return Status::ok();
   // Parts never shrink: a smaller count after a larger one still fits.
-  ScratchLayout need = scratchNeed(count), grown;
+  // The plan's part is laid out for the largest count its rounded size
+  // holds, so a sweep of growing counts regrows it rarely.
+  uint64_t want = std::max(count, scratchCount_);
+  ScratchLayout need = scratchNeed(want), grown;
   auto part = [](uint64_t want, uint64_t had) {
     uint64_t bytes = std::max(want, had);
     return bytes ? roundScratch(bytes) : 0;
   };
   grown.plan = part(need.plan, layout_.plan);
+  uint64_t layoutCount = grown.plan ? layoutCountFor(grown.plan, want) : 0;
   grown.input = part(need.input, layout_.input);
   grown.output = part(need.output, layout_.output);
   if (scratch_)
@@ -627,6 +656,7 @@ Status Executor::ensureScratch(uint64_t count) {
   // LL flags start at 0 and launches use flags >= 1.
   MSCCLC_TRY(zeroDevice(scratch_, bytes));
   layout_ = grown; // only once the memory is there
+  scratchCount_ = layoutCount;
   if (tcp_)
     MSCCLC_TRY(tcp_->registerWindow(scratch_, bytes, MemoryKind::Device,
                                     &scratchWindow_));
@@ -1106,6 +1136,7 @@ Status Executor::launch(const void *input, void *output, uint64_t count,
   args.output = kernelOut;
   args.scratch = scratch_;
   args.count = count;
+  args.scratchCount = scratchCount_ ? scratchCount_ : count;
   args.memoryChannels = ctx->memoryChannels;
   args.portChannels = ctx->portChannels;
   args.switchChannels = ctx->switchChannels;

@@ -8,7 +8,8 @@
 // CHECK-LABEL: extern "C" __global__ void __launch_bounds__(1024)
 // CHECK-NEXT: mscclc_allreduce_1pa_rank0(const __grid_constant__ MscclcKernelArgs args) {
 // CHECK: if (!checkArgs(args, 0, 2, 1))
-// CHECK: const u64 ppc = mscclc_packets_per_chunk(count, 1, sizeof(T));
+// CHECK: const u64 sc = args.scratchCount;
+// CHECK: const u64 ppc = mscclc_packets_per_chunk(sc, 1, sizeof(T));
 // CHECK: LLPacket *const pk_recv = packetsAt(args.scratch, off_recv) + par * 2 * ppc;
 // CHECK: switch (blockIdx.x) {
 // CHECK: case 0: {

@@ -10,9 +10,11 @@
 // CHECK: T *const s_tmp = at(args.scratch, off_tmp);
 // CHECK: case 0: case 1: { // thread-block group of 2
 // CHECK-NEXT: const u32 g = blockIdx.x - 0;
+// CHECK-NEXT: const u64 gs = mscclc_group_stripe(ce, 0, 2, sizeof(T));
 // CHECK-NEXT: u64 wm0 = loadWaitCounter(args, 0 + g); // @hb01
 // CHECK: mscl.put_with_signal @hb01 to <rank 1, tmp[0]> from <rank 0, input[1]>
-// CHECK: r = groupSlice(r, g, 2);
+// CHECK: const Range whole = {0, n};
+// CHECK-NEXT: for (Range r = groupFirst(whole, g, 2, gs); !r.done(); r = groupNext(whole, r, 2, gs)) {
 // CHECK: {in + ub(1) + r.begin},
 // CHECK: {at(args.memoryChannels[0].peerScratch, off_tmp) + r.begin},
 // CHECK: __syncthreads();

@@ -1,6 +1,6 @@
 // RUN: mscclc %s --emit=cuda | FileCheck %s
 
-// A pipelined HB exchange (two-chunk runs, so one chunk at a time) and a
+// A pipelined HB exchange (two-chunk runs, so chunk by chunk) and a
 // port channel put that signals and flushes.
 
 // CHECK-LABEL: mscclc_pipe_rank0(
@@ -10,10 +10,11 @@
 // CHECK-NEXT: const u64 trips = mscclc_pipeline_trips(ce, pu);
 // CHECK-NEXT: for (u64 t = 0; t < trips; ++t) {
 // CHECK: mscl.put @hb01 to <rank 1, tmp[0:2]> from <rank 0, input[0:2]>
-// CHECK: const u64 n = umin(ub(2), 2 * ce);
-// CHECK-NEXT: for (u64 k = 0; k < 2; ++k) { // one chunk at a time
-// CHECK-NEXT: const u64 lo = umin(n, k * ce), hi = umin(n, lo + ce);
-// CHECK-NEXT: Range r = {umin(hi, lo + t * pu), umin(hi, lo + (t + 1) * pu)};
+// CHECK: for (u64 k = 0; k < 2; ++k) { // chunk by chunk
+// CHECK-NEXT: const u64 n = umin((ub(k + 1) - ub(k)), ce);
+// CHECK-NEXT: const Range r = pipelineSlice(n, t, pu);
+// CHECK: {in + ub(k) + r.begin},
+// CHECK: {at(args.memoryChannels[0].peerScratch, off_tmp) + k * cs + r.begin},
 // CHECK: mscl.signal [@hb01]
 // CHECK-NEXT: __syncthreads();
 // CHECK-NEXT: if (threadIdx.x == 0) signalSemaphore(args.memoryChannels[0].peerSemaphore);
@@ -24,7 +25,7 @@
 // CHECK-NEXT: if (threadIdx.x == 0) {
 // CHECK-NEXT: const u64 last = portPut(ctx, Site{{.*}}MSCCLC_CHAN_PORT, 0, MSCCLC_OPC_FIFO_PUSH}, args.fifo,
 // CHECK-NEXT: args.portChannels[0].proxyId, MSCCLC_TRIGGER_SIGNAL | MSCCLC_TRIGGER_FLUSH,
-// CHECK-NEXT: MSCCLC_BUF_SCRATCH, off_tmp + (1 * ce + r.begin) * sizeof(T),
+// CHECK-NEXT: MSCCLC_BUF_SCRATCH, off_tmp + (1 * cs + r.begin) * sizeof(T),
 // CHECK-NEXT: MSCCLC_BUF_OUTPUT, (ub(1) + r.begin) * sizeof(T),
 // CHECK-NEXT: r.size() * sizeof(T));
 // CHECK-NEXT: fifoSync(ctx, Site{{.*}}MSCCLC_CHAN_PORT, 0, MSCCLC_OPC_FLUSH}, args.fifo, last);

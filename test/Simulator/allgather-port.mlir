@@ -1,5 +1,5 @@
 // RUN: mscclc --simulate --single-launch %s --schedules 30 | FileCheck %s
-// CHECK: simulation: allgather_port, 3 ranks, 30 schedules x 4 sizes: PASS
+// CHECK: simulation: allgather_port, 3 ranks, 30 schedules x {{[0-9]+}} sizes: PASS
 // One launch only (--single-launch): rank 2's caller may read its output before
 // the last put's data landed there, nothing in the next launch waits for it.
 

@@ -1,7 +1,8 @@
 // RUN: mscl-opt %s -split-input-file -mscl-check-sync -mscl-check-collective -verify-diagnostics -o /dev/null
 // Correct programs: both checks stay silent.
 
-// 1PA all-reduce on LL packets, 3 ranks.
+// 1PA all-reduce on LL packets, 3 ranks, summing in rank order on every
+// rank (the same bits everywhere).
 mscl.program @allreduce_1pa attributes {collective = #mscl.collective<allreduce>,
     ranks = 3 : i64, gpus_per_node = 3 : i64, instances = 1 : i64,
     chunks = 1 : i64, input_chunks = 1 : i64, output_chunks = 1 : i64} {
@@ -25,14 +26,14 @@ mscl.program @allreduce_1pa attributes {collective = #mscl.collective<allreduce>
     mscl.threadblock 0 {
       mscl.put @c10 to <rank 0, recv[1]> from <rank 1, input[0]>
       mscl.put @c12 to <rank 2, recv[1]> from <rank 1, input[0]>
-      mscl.reduce to <rank 1, output[0]> from [<rank 1, input[0]>, <rank 1, recv[0]>, <rank 1, recv[2]>]
+      mscl.reduce to <rank 1, output[0]> from [<rank 1, recv[0]>, <rank 1, input[0]>, <rank 1, recv[2]>]
     }
   }
   mscl.rank 2 {
     mscl.threadblock 0 {
       mscl.put @c20 to <rank 0, recv[2]> from <rank 2, input[0]>
       mscl.put @c21 to <rank 1, recv[2]> from <rank 2, input[0]>
-      mscl.reduce to <rank 2, output[0]> from [<rank 2, input[0]>, <rank 2, recv[0]>, <rank 2, recv[1]>]
+      mscl.reduce to <rank 2, output[0]> from [<rank 2, recv[0]>, <rank 2, recv[1]>, <rank 2, input[0]>]
     }
   }
 }

@@ -38,7 +38,7 @@ mscl.program @peer_reads_input_after_end attributes {collective = #mscl.collecti
   mscl.rank 0 {
     mscl.threadblock 0 {
       mscl.wait [@hb01]
-      // expected-error @+1 {{this access reads <rank 1, input[0]>, which the caller of rank 1 may already overwrite with the next launch's input: nothing orders the access before the end of rank 1's kernel; signal @hb01 on rank 0 after the access and wait on @hb10 on rank 1 before its kernel ends}}
+      // expected-error @+1 {{this access reads <rank 1, input[0]> while the caller of rank 1 may already be writing the next input: nothing orders the access before the end of rank 1's kernel; signal @hb01 on rank 0 after the access and wait on @hb10 on rank 1 before its kernel ends}}
       mscl.get @hb01 to <rank 0, output[1]> from <rank 1, input[0]>
     }
   }

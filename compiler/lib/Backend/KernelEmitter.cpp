@@ -53,7 +53,18 @@ bool KernelEmitter::emitBlock(ThreadBlockOp tb) {
     body.open(labels + ":",
               "thread-block group of " + std::to_string(groupSize));
     body.line() << "const u32 g = blockIdx.x - " << first
-                << "; // slice of every operation\n";
+                << "; // this block's stripes of every chunk\n";
+    // Stripes of an iteration's unit when the group runs pipelines (the
+    // smallest unit), else of a whole chunk: Layout.h.
+    std::optional<uint64_t> unit;
+    tb.walk([&](PipelineOp p) {
+      unit = std::min<uint64_t>(unit.value_or(UINT64_MAX), p.getUnit());
+    });
+    uses.chunkElems = true;
+    body.line() << "const u64 gs = mscclc_group_stripe(ce, "
+                << (unit ? "pipelineUnitElems(" + std::to_string(*unit) + ")"
+                         : std::string("0"))
+                << ", " << groupSize << ", sizeof(T));\n";
   }
   // Expected semaphore values of the channels this block waits on.
   SmallVector<const ChannelInfo *> waited;
@@ -100,12 +111,21 @@ void KernelEmitter::emitPrologue(llvm::raw_ostream &os) const {
     if (!used->empty())
       lastOffset = std::max(lastOffset, *used->rbegin());
   bool anyPacket = !uses.scratchPackets.empty();
+  // Sizes come from the count, places in scratch from the count the
+  // scratch is laid out for, the same at every count that fits it.
+  bool scratchLayout = uses.chunkStride || uses.packetsPerChunk || anyPacket ||
+                       lastOffset > 0;
+  if (scratchLayout)
+    os << "  const u64 sc = args.scratchCount; // the scratch's layout\n";
   if (uses.chunkElems)
     os << "  const u64 ce = mscclc_scratch_chunk_elems(count, " << k
        << "); // scratch chunk elements\n";
+  if (uses.chunkStride)
+    os << "  const u64 cs = mscclc_scratch_chunk_elems(sc, " << k
+       << "); // scratch chunk stride\n";
   if (uses.packetsPerChunk || anyPacket)
-    os << "  const u64 ppc = mscclc_packets_per_chunk(count, " << k
-       << ", sizeof(T)); // LL packets per chunk\n";
+    os << "  const u64 ppc = mscclc_packets_per_chunk(sc, " << k
+       << ", sizeof(T)); // LL packets per chunk (stride)\n";
   if (uses.parity || anyPacket)
     os << "  const u64 par = packetParity(ctx); // packet buffer half\n";
   if (uses.userBounds)
@@ -124,7 +144,7 @@ void KernelEmitter::emitPrologue(llvm::raw_ostream &os) const {
       const BufferInfo *prev = info.scratch[i - 1];
       os << "mscclc_align_scratch(off_" << sanitize(prev->name)
          << " + mscclc_scratch_buffer_bytes(" << prev->chunks << ", "
-         << (prev->packet ? 1 : 0) << ", count, " << k << ", sizeof(T)));";
+         << (prev->packet ? 1 : 0) << ", sc, " << k << ", sizeof(T)));";
     }
     os << " // scratch " << s->name << "[" << s->chunks << "]"
        << (s->packet ? " packet" : "") << "\n";

@@ -53,7 +53,8 @@ struct KernelUses {
   bool input = false;           ///< `in`: the input buffer
   bool output = false;          ///< `out`: the output buffer
   bool chunkElems = false;      ///< `ce`: elements per scratch chunk
-  bool packetsPerChunk = false; ///< `ppc`: LL packets per scratch chunk
+  bool chunkStride = false;     ///< `cs`: scratch chunk stride (elements)
+  bool packetsPerChunk = false; ///< `ppc`: LL packet stride of a chunk
   bool parity = false;          ///< `par`: which half of packet buffers
   bool userBounds = false;      ///< `ub(j)`: first element of user chunk j
   std::set<int> scratchOffsets; ///< `off_<name>`, by scratch index
@@ -117,14 +118,19 @@ private:
                                   mscl::ChunkAttr chunk);
 
   // Operands.cpp
+  /// The index of the operand's chunk in the current chunk step: its first
+  /// chunk (+ `plus`), plus `k` when the operation goes chunk by chunk.
+  std::string chunkIndex(const Operand &o, int64_t plus = 0) const;
   std::string sizeExpr(const Operand &o);
   std::string startExpr(const Operand &o);  ///< first element of the run
   std::string baseExpr(const Operand &o);   ///< T* of element 0
   std::string plainPtr(const Operand &o);   ///< T* at r.begin
   std::string packetPtr(const Operand &o);  ///< LLPacket* at r.begin
   std::string byteOffset(const Operand &o); ///< of r.begin in its buffer
-  /// Opens the range scope of an operation over `operands`; returns the
-  /// number of scopes to close.
+  /// Opens the range scope of an operation over `operands` (a loop over
+  /// its chunk steps where one run would move other elements, a loop over
+  /// the block's stripes in a group); returns the number of loops opened,
+  /// each a scope to close.
   int openRange(llvm::ArrayRef<Operand> operands);
   void closeRange(int opened);
 
@@ -142,7 +148,8 @@ private:
   // State of the block being emitted.
   int64_t groupSize = 1;
   bool inPipeline = false;
-  bool segmented = false;
+  /// Whether the operation being emitted goes chunk by chunk (`k`).
+  bool perChunk = false;
 };
 
 } // namespace backend

@@ -203,9 +203,9 @@ bool KernelEmitter::emitPortPut(Operation *op, const ChannelInfo &c,
     extra = "MSCCLC_TRIGGER_SIGNAL";
   body.open();
   int opened = openRange({*src, *dst});
-  // A segmented put (one chunk at a time) signals and flushes once, after
-  // its last segment.
-  bool split = segmented && (signal || flush);
+  // A put done in pieces (chunk by chunk, or a group block's stripes)
+  // signals and flushes once, after its last piece.
+  bool split = opened > 0 && (signal || flush);
   if (signal && !split)
     body.line() << "__syncthreads(); // the signal covers the block's writes\n";
   std::string idx = std::to_string(c.index);

@@ -1,22 +1,29 @@
 //===- Operands.cpp - Pointer and size expressions of chunk operands -----===//
 //
-// Ranges. An operation moves n = min(operand sizes) elements. Three things
-// cut that range, in this order:
-//  - segments: when an operand is a run of several packet chunks, or a run
-//    inside a pipeline, the operation is done one chunk (ce elements) at a
-//    time, so packet pointers always start at a chunk's first packet and a
-//    pipeline slices every chunk it names (execution-model.md);
-//  - pipelines: iteration t takes elements [t*pu, (t+1)*pu) of the segment;
-//  - thread-block groups: block g of G takes slice g, cut at 16 bytes.
+// Ranges, as docs/execution-model.md ("Elements") and mscl/IR/MsclLayout.h
+// define them: an operation on runs of R chunks is R chunk steps, step k
+// taking chunk (index + k) of every operand and moving, from the first
+// element of each, as many elements as the smallest of them holds. The
+// kernel does that literally (a loop over k) unless one contiguous run
+// moves the same elements (user-buffer runs whose chunks have equal sizes
+// at every count, ChunkLayout::sameSizes), which needs no loop. Then:
+//  - pipelines: iteration t takes elements [t*pu, (t+1)*pu) of each chunk;
+//  - thread-block groups: block g takes the stripes of the chunk it owns
+//    (mscclc_group_stripe in mscclc/device/Layout.h), the same in every
+//    operation of the group; an empty range, once, by the block owning
+//    its position (an LL operation still touches its first packet).
 //
 // User buffers are cut into chunks by ub(j) (uneven when the count does not
-// divide); scratch chunks are ce elements each. Every builder records the
-// kernel-wide names it writes in `uses`.
+// divide); scratch chunk j holds ce elements from j * cs, its stride in the
+// scratch's layout (the same at every count that fits the scratch), and a
+// packet chunk ppc packets. Every builder records the kernel-wide names it
+// writes in `uses`.
 //
 //===----------------------------------------------------------------------===//
 
 #include "KernelEmitter.h"
 
+#include <cassert>
 #include <set>
 
 using namespace mlir;
@@ -25,28 +32,50 @@ using namespace mscl;
 namespace mscclc {
 namespace backend {
 
+std::string KernelEmitter::chunkIndex(const Operand &o, int64_t plus) const {
+  int64_t i = o.chunk.getIndex() + plus;
+  if (!perChunk)
+    return std::to_string(i);
+  return i == 0 ? "k" : "k + " + std::to_string(i);
+}
+
+/// `expr` as a factor of a product.
+static std::string factor(const std::string &expr) {
+  return expr.find(' ') == std::string::npos ? expr : "(" + expr + ")";
+}
+
 std::string KernelEmitter::sizeExpr(const Operand &o) {
   int64_t i = o.chunk.getIndex(), c = o.chunk.getCount();
+  if (perChunk) {
+    if (!o.isUser()) {
+      uses.chunkElems = true;
+      return "ce";
+    }
+    uses.userBounds = true;
+    return "(ub(" + chunkIndex(o, 1) + ") - ub(" + chunkIndex(o) + "))";
+  }
   if (o.isUser()) {
     uses.userBounds = true;
     return i == 0 ? "ub(" + std::to_string(c) + ")"
                   : "(ub(" + std::to_string(i + c) + ") - ub(" +
                         std::to_string(i) + "))";
   }
+  // A scratch run longer than a chunk goes chunk by chunk (openRange).
+  assert(c == 1 && "one scratch chunk at a time");
   uses.chunkElems = true;
-  return c == 1 ? "ce" : std::to_string(c) + " * ce";
+  return "ce";
 }
 
 std::string KernelEmitter::startExpr(const Operand &o) {
   int64_t i = o.chunk.getIndex();
-  if (i == 0)
+  if (i == 0 && !perChunk)
     return "0";
   if (o.isUser()) {
     uses.userBounds = true;
-    return "ub(" + std::to_string(i) + ")";
+    return "ub(" + chunkIndex(o) + ")";
   }
-  uses.chunkElems = true;
-  return std::to_string(i) + " * ce";
+  uses.chunkStride = true;
+  return factor(chunkIndex(o)) + " * cs";
 }
 
 std::string KernelEmitter::baseExpr(const Operand &o) {
@@ -102,17 +131,14 @@ std::string KernelEmitter::packetPtr(const Operand &o) {
            "].peerScratch, off_" + name + ") + par * " +
            std::to_string(o.buffer->chunks) + " * ppc";
   }
-  int64_t index = o.chunk.getIndex();
-  std::string chunk = std::to_string(index);
-  if (segmented)
-    chunk = index == 0 ? "k" : "(" + chunk + " + k)";
-  std::string rel = segmented ? "(r.begin - lo)" : "r.begin";
+  // Packet operands always go chunk by chunk (openRange): the pointer is
+  // the chunk's first packet plus the range's start.
   std::string chunkTerm;
-  if (segmented || index != 0) {
+  if (perChunk || o.chunk.getIndex() != 0) {
     uses.packetsPerChunk = true;
-    chunkTerm = " + " + chunk + " * ppc";
+    chunkTerm = " + " + factor(chunkIndex(o)) + " * ppc";
   }
-  return base + chunkTerm + " + " + rel + " * sizeof(T) / MSCCLC_LL_DATA_BYTES";
+  return base + chunkTerm + " + r.begin * sizeof(T) / MSCCLC_LL_DATA_BYTES";
 }
 
 std::string KernelEmitter::byteOffset(const Operand &o) {
@@ -127,6 +153,32 @@ std::string KernelEmitter::byteOffset(const Operand &o) {
 }
 
 int KernelEmitter::openRange(ArrayRef<Operand> operands) {
+  // Whether one contiguous run moves what the chunk steps move.
+  int64_t run = 1;
+  bool packets = false;
+  for (const Operand &o : operands) {
+    run = std::max<int64_t>(run, o.chunk.getCount());
+    packets |= o.isPacket();
+  }
+  // Scratch chunks lie a stride apart that is larger than their size at
+  // smaller counts (docs/kernel-abi.md): a scratch run is never one run of
+  // elements.
+  bool contiguous = run == 1;
+  if (!contiguous && !packets && !inPipeline && groupSize == 1) {
+    contiguous = true;
+    for (const Operand &o : operands)
+      contiguous &= o.isUser() &&
+                    info.layout.sameSizes(true, o.chunk.getIndex(), true,
+                                          operands.front().chunk.getIndex(),
+                                          run);
+  }
+  int opened = 0;
+  perChunk = !contiguous;
+  if (perChunk) {
+    body.open("for (u64 k = 0; k < " + std::to_string(run) + "; ++k)",
+              "chunk by chunk");
+    ++opened;
+  }
   std::string n;
   std::set<std::string> seen;
   for (const Operand &o : operands) {
@@ -136,39 +188,25 @@ int KernelEmitter::openRange(ArrayRef<Operand> operands) {
     n = n.empty() ? size : "umin(" + n + ", " + size + ")";
   }
   body.line() << "const u64 n = " << n << ";\n";
-  int64_t maxRun = 1;
-  bool packetRun = false;
-  for (const Operand &o : operands) {
-    maxRun = std::max<int64_t>(maxRun, o.chunk.getCount());
-    packetRun |= o.isPacket() && o.chunk.getCount() > 1;
+  std::string range = inPipeline ? "pipelineSlice(n, t, pu)" : "{0, n}";
+  if (groupSize == 1) {
+    body.line() << "const Range r = " << range << ";\n";
+    return opened;
   }
-  int opened = 0;
-  segmented = packetRun || (inPipeline && maxRun > 1);
-  if (segmented) {
-    uses.chunkElems = true;
-    body.open("for (u64 k = 0; k < " + std::to_string(maxRun) + "; ++k)",
-              "one chunk at a time");
-    ++opened;
-    body.line() << "const u64 lo = umin(n, k * ce), hi = umin(n, lo + ce);\n";
-    if (inPipeline)
-      body.line() << "Range r = {umin(hi, lo + t * pu), umin(hi, lo + (t + 1) "
-                     "* pu)};\n";
-    else
-      body.line() << "Range r = {lo, hi};\n";
-  } else if (inPipeline) {
-    body.line() << "Range r = pipelineSlice(n, t, pu);\n";
-  } else {
-    body.line() << "Range r = {0, n};\n";
-  }
-  if (groupSize > 1)
-    body.line() << "r = groupSlice(r, g, " << groupSize << ");\n";
-  return opened;
+  // The stripes of the range this block of the group owns.
+  body.line() << "const Range whole = " << range << ";\n";
+  std::string parts = std::to_string(groupSize);
+  body.open("for (Range r = groupFirst(whole, g, " + parts +
+                ", gs); !r.done(); r = groupNext(whole, r, " + parts +
+                ", gs))",
+            "this block's stripes");
+  return opened + 1;
 }
 
 void KernelEmitter::closeRange(int opened) {
   for (int i = 0; i < opened; ++i)
     body.close();
-  segmented = false;
+  perChunk = false;
 }
 
 } // namespace backend

@@ -74,6 +74,7 @@ std::optional<ProgramInfo> ProgramInfo::build(ProgramOp program) {
   info.name = program.getSymName().str();
   info.ranks = static_cast<int64_t>(program.getRanks());
   info.chunks = static_cast<int64_t>(program.getChunks());
+  info.layout = mscl::ChunkLayout(info.chunks);
   info.rankInfos.resize(info.ranks);
   info.rankOps.resize(info.ranks);
   for (int64_t r = 0; r < info.ranks; ++r)

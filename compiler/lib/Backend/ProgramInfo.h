@@ -13,6 +13,7 @@
 #ifndef MSCCLC_LIB_BACKEND_PROGRAMINFO_H
 #define MSCCLC_LIB_BACKEND_PROGRAMINFO_H
 
+#include "mscl/IR/MsclLayout.h"
 #include "mscl/IR/MsclOps.h"
 
 #include "llvm/ADT/StringMap.h"
@@ -79,6 +80,8 @@ public:
   mscl::ProgramOp program;
   std::string name;
   int64_t ranks = 0, chunks = 1;
+  /// Chunk sizes at every count (the element-exact semantics).
+  mscl::ChunkLayout layout{1};
   std::vector<BufferInfo> buffers; ///< declaration order
   std::vector<const BufferInfo *> scratch;
   std::vector<std::unique_ptr<ChannelInfo>> channels;

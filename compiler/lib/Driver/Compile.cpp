@@ -6,6 +6,7 @@
 
 #include "mscl/Transforms/Passes.h"
 #include "mscl/Verification/Passes.h"
+#include "mscl/Verification/TranslationValidation.h"
 
 #include "mlir/Pass/PassManager.h"
 
@@ -27,11 +28,20 @@ OwningOpRef<ModuleOp> mscclc::compileModule(
   PassManager pm(&ctx, ModuleOp::getOperationName());
   if (configure && failed(configure(pm)))
     return nullptr;
+  mscl::TranslationValidation validation;
+  if (options.optimize && options.validateTranslation)
+    pm.addInstrumentation(validation.instrumentation());
   if (options.optimize)
     mscl::buildOptimizationPipeline(pm, /*instances=*/0);
   if (options.staticProof)
     mscl::addVerificationPasses(pm, options.acrossLaunches);
+  // A program the proofs refuse may be racy, and then the validation's
+  // values need not hold: its errors count only for accepted programs.
   if (failed(pm.run(*ir)))
     return nullptr;
+  if (validation.failed()) {
+    validation.printErrors(llvm::errs());
+    return nullptr;
+  }
   return ir;
 }

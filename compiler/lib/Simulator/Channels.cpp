@@ -167,8 +167,10 @@ LogicalResult Machine::deliver(size_t index) {
     }
   }
   reg.packets.erase(first, last);
-  reg.packets.emplace(piece.lo, PacketSegment{piece.hi, piece.flag, piece.put,
-                                              piece.issue.op, piece.ready});
+  reg.packets.emplace(piece.lo,
+                      PacketSegment{piece.hi, piece.flag, piece.put,
+                                    piece.issue.op, piece.ready,
+                                    piece.issue.task});
   std::copy(piece.data->begin() + piece.offset,
             piece.data->begin() + piece.offset + (piece.hi - piece.lo),
             reg.data.begin() + piece.lo);

@@ -71,6 +71,12 @@ typename std::map<int64_t, Seg>::iterator splitAt(std::map<int64_t, Seg> &map,
 }
 
 using Clock = std::vector<uint32_t>;
+
+/// `into` learns everything `other` knows.
+inline void join(Clock &into, const Clock &other) {
+  for (size_t i = 0; i < into.size(); ++i)
+    into[i] = std::max(into[i], other[i]);
+}
 using ClockPtr = std::shared_ptr<const Clock>;
 
 /// One access: by `task` at its clock value `clock`, in executed operation
@@ -101,6 +107,7 @@ struct PacketSegment {
   uint32_t put = 0;
   mlir::Operation *op = nullptr;
   double time = 0; ///< when the packets arrived (cost-model time)
+  int writer = -1; ///< the task whose LL put sent them
 };
 
 struct Region {
@@ -192,6 +199,12 @@ struct Task {
   std::vector<Clock> launchEnd;
   int64_t iter = 0, trip = 0, unitElems = 1;
   int pipeBegin = -1;
+  /// A member of a thread-block group does each data operation one run at
+  /// a time, the runs it owns (mscclc_group_stripe, Layout.h): the stripe
+  /// size, and the run of the current operation it does next (begin -1:
+  /// its first).
+  int64_t stripe = 0;
+  std::pair<int64_t, int64_t> run{-1, -1};
   Clock clock;
   bool done = false;
   double time = 0;
@@ -294,6 +307,11 @@ private:
   // LL packets.
   /// 0: not all packets of [lo,hi) carry `flag`; 1: ready; 2: some packet
   /// already carries a later flag.
+  /// A read of LL packets of [lo, hi) learns that each writer's kernel of
+  /// the packets' launch started: its rank's caller before that launch,
+  /// and everything before, happened before the read.
+  void joinPacketWriters(int task, int rank, int buffer, int64_t lo,
+                         int64_t hi);
   int packetState(int rank, int buffer, int64_t lo, int64_t hi,
                   int64_t flag, double *arrival = nullptr) const;
   mlir::LogicalResult deliver(size_t piece);
@@ -312,20 +330,20 @@ private:
   bool stepEnabled(int task, const Step &step);
   bool syncReady(int task, const Step &step);
   mlir::LogicalResult step(int task);
-  mlir::LogicalResult runData(int task, const Step &step);
+  /// `following`: the task's next run of the step (begin -1: the step is
+  /// done).
+  mlir::LogicalResult runData(int task, const Step &step,
+                              std::pair<int64_t, int64_t> *following);
   mlir::LogicalResult runSync(int task, const Step &step);
   /// The semaphore count the task's next wait on channel `c` needs.
   int64_t waitTarget(int task, int c) const;
   void reportDeadlock(llvm::StringRef context);
   mlir::LogicalResult finish(llvm::StringRef context);
-  /// Element range of operand `c` for the task's current pipeline slice.
-  std::pair<int64_t, int64_t> operandRange(const Task &task,
-                                           const ChunkRef &c) const;
-  /// The LL flag of the task's launch and pipeline iteration: every launch
-  /// has flags of its own (the runtime's epoch + 1).
+  /// The LL flag of the task's launch, as the kernels have it (the
+  /// runtime's epoch + 1): one per launch, in every pipeline iteration too
+  /// (an iteration writes its own slice of each packet chunk).
   int64_t currentFlag(const Task &task) const {
-    return (int64_t(task.launch) << 32) +
-           (task.pipeBegin >= 0 ? task.iter : 0);
+    return int64_t(task.launch) << 32;
   }
   /// Launch boundaries: a task that ended a launch may start the next once
   /// every task of its rank ended it; it then knows all they did.
@@ -345,10 +363,21 @@ private:
   TraceSlice &addSlice(int task, const Step &step, double start, double end,
                        int64_t elements);
   /// Ranges of every chunk operand (dsts, srcs, remotes, store, in that
-  /// order) for this task's slice; returns the element count moved.
+  /// order) for this task's part of the step (its pipeline iteration, its
+  /// run in a group); returns the element count moved, or -1 when the task
+  /// (a group member) has no part in it. An empty part (0) still touches
+  /// the first LL packet at its position (Elementwise.h). `following`,
+  /// when given, gets the task's next run of the step, begin -1 when this
+  /// is its last.
   int64_t sliceRanges(const Task &task, const Step &step,
-                      llvm::SmallVectorImpl<std::pair<int64_t, int64_t>> &out)
-      const;
+                      llvm::SmallVectorImpl<std::pair<int64_t, int64_t>> &out,
+                      std::pair<int64_t, int64_t> *following = nullptr) const;
+  /// An empty part of a step that reads or writes LL packets: the LL put
+  /// writes the first packet at its position with the flag alone, the LL
+  /// read learns what the packet's writer knew at its launch start.
+  mlir::LogicalResult touchFirstPackets(
+      int task, const Step &step,
+      llvm::ArrayRef<std::pair<int64_t, int64_t>> ranges);
 
   const Model &model;
   Layout layout;
@@ -363,6 +392,10 @@ private:
   std::vector<Task> tasks;
   int launches = 1;
   int firstCaller = -1;
+  /// Per rank and launch: its caller's clock once it ran before that
+  /// launch. Reading a task's LL packets of launch L joins its rank's:
+  /// the packets prove the task's kernel of launch L started.
+  std::vector<std::vector<Clock>> callerClocks;
   /// The task whose step is running (for notes on accesses of another
   /// launch).
   int currentTask = -1;

@@ -75,7 +75,7 @@ void Machine::noteAccess(InFlightDiagnostic &diag, const Access &access,
     int rank = tasks[access.task].rank;
     diag.attachNote()
         << "the caller of rank " << rank
-        << " writes its input (and reads its output) on the rank's stream, "
+        << " writes its input (and uses its output) on the rank's stream, "
            "ordered before rank "
         << rank
         << "'s own kernel only: signal a channel from rank " << rank
@@ -287,21 +287,17 @@ LogicalResult Machine::load(int task, Operation *op, uint32_t inst, int rank,
       auto diag = error(op);
       diag << "LL packets with a later flag: " << taskName(task) << " reads "
            << describe(rank, buffer, lo, hi) << " expecting flag " << flag;
-      if (launches > 1 && packetState(rank, buffer, lo, hi,
-                                      flag | ((int64_t(1) << 32) - 1)) == 2)
-        diag << ", but some packets carry the flag of launch "
-             << tasks[task].launch + 3
-             << ": packet buffers alternate by launch parity, so their "
-                "writer ran two launches ahead and overwrote them before "
-                "this read; make the writer wait, in every launch, for a "
-                "signal (or packets) sent after this read";
-      else
-        diag << ", but some packets carry the flag of a later pipeline "
-                "iteration: they were overwritten before this read, or are "
-                "read outside the iteration that wrote them";
+      // Only a later launch of the same parity writes them again.
+      diag << ", but some packets carry the flag of launch "
+           << tasks[task].launch + 3
+           << ": packet buffers alternate by launch parity, so their "
+              "writer ran two launches ahead and overwrote them before "
+              "this read; make the writer wait, in every launch, for a "
+              "signal (or packets) sent after this read";
       addContext(diag);
       return failure();
     }
+    joinPacketWriters(task, rank, buffer, lo, hi);
   } else {
     if (failed(checkRead(task, op, inst, rank, buffer, lo, hi)))
       return failure();
@@ -320,6 +316,23 @@ LogicalResult Machine::store(int task, Operation *op, uint32_t inst,
   Access access{task, tasks[task].clock[task], inst, false, op};
   recordWrite(access, kind, rank, buffer, lo, hi, values);
   return success();
+}
+
+void Machine::joinPacketWriters(int task, int rank, int buffer, int64_t lo,
+                                int64_t hi) {
+  if (callerClocks.empty())
+    return; // one launch: nothing comes before it
+  const auto &packets = region(rank, buffer).packets;
+  for (auto it = firstOverlap(packets, lo);
+       it != packets.end() && it->first < hi; ++it) {
+    const PacketSegment &seg = it->second;
+    if (seg.writer < 0)
+      continue;
+    const std::vector<Clock> &starts = callerClocks[tasks[seg.writer].rank];
+    size_t launch = size_t(seg.flag >> 32);
+    if (launch < starts.size() && !starts[launch].empty())
+      join(tasks[task].clock, starts[launch]);
+  }
 }
 
 int Machine::packetState(int rank, int buffer, int64_t lo, int64_t hi,

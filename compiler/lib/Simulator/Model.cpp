@@ -2,6 +2,8 @@
 
 #include "Model.h"
 
+#include "mscl/IR/MsclLayout.h"
+
 #include <map>
 #include <tuple>
 
@@ -28,6 +30,68 @@ public:
 
   LogicalResult declare(Operation &op);
   LogicalResult lowerOps(Block &body, int rank, BlockInfo &block);
+  /// An operation on runs of R chunks is R chunk steps (mscl/IR/
+  /// MsclLayout.h). Wherever the kernels go chunk by chunk (chunks of
+  /// different sizes, scratch, packets, pipelines, groups: the backend's
+  /// openRange), the step is split into R one-chunk steps; elsewhere one
+  /// run moves the same elements.
+  void splitRuns(BlockInfo &block) {
+    mscl::ChunkLayout layout(model.chunks);
+    std::vector<Step> split;
+    bool inPipeline = false;
+    for (Step &step : block.steps) {
+      if (step.kind == StepKind::PipelineBegin)
+        inPipeline = true;
+      if (step.kind == StepKind::PipelineEnd)
+        inPipeline = false;
+      llvm::SmallVector<ChunkRef *, 8> operands;
+      for (auto *list : std::initializer_list<llvm::SmallVectorImpl<ChunkRef> *>{
+               &step.dsts, &step.srcs, &step.remotes})
+        for (ChunkRef &c : *list)
+          operands.push_back(&c);
+      if (step.store)
+        operands.push_back(&*step.store);
+      int64_t runs = operands.empty() ? 0 : operands.front()->count;
+      bool uniform = true, sameSizes = true, packets = false;
+      for (ChunkRef *c : operands) {
+        const BufferInfo &info = model.buffers[c->buffer];
+        uniform &= c->count == runs;
+        packets |= info.packet;
+        // Scratch chunks lie a stride apart in the kernels' layout.
+        sameSizes &= info.isUser() &&
+                     layout.sameSizes(true, c->index, true,
+                                      operands.front()->index, runs);
+      }
+      if (runs <= 1 || !uniform ||
+          (sameSizes && !packets && !inPipeline && block.group == 1)) {
+        split.push_back(std::move(step));
+        continue;
+      }
+      for (int64_t k = 0; k < runs; ++k) {
+        Step one = step;
+        for (auto *list :
+             std::initializer_list<llvm::SmallVectorImpl<ChunkRef> *>{
+                 &one.dsts, &one.srcs, &one.remotes})
+          for (ChunkRef &c : *list)
+            c.index += k, c.count = 1;
+        if (one.store)
+          one.store->index += k, one.store->count = 1;
+        split.push_back(std::move(one));
+      }
+    }
+    // Pipeline steps name their partner by index.
+    block.steps = std::move(split);
+    std::vector<size_t> open;
+    for (size_t i = 0; i < block.steps.size(); ++i) {
+      if (block.steps[i].kind == StepKind::PipelineBegin)
+        open.push_back(i);
+      if (block.steps[i].kind == StepKind::PipelineEnd && !open.empty()) {
+        block.steps[i].partner = open.back();
+        block.steps[open.back()].partner = i;
+        open.pop_back();
+      }
+    }
+  }
 
 private:
   ChunkRef chunk(Attribute attr) {
@@ -58,47 +122,6 @@ private:
   /// The steps of `op`'s primitive actions (CommOpInterface).
   void lowerActions(Operation *op, BlockInfo &block);
   LogicalResult lowerPipeline(PipelineOp pipeline, int rank, BlockInfo &block);
-
-  /// Inside a pipeline the generated code does an operation on a run of R
-  /// chunks one chunk at a time, so iteration t takes slice t of every
-  /// chunk (docs/backend.md): split such steps into R one-chunk steps.
-  void splitRuns(BlockInfo &block, size_t from) {
-    std::vector<Step> split;
-    for (size_t i = from; i < block.steps.size(); ++i) {
-      Step &step = block.steps[i];
-      int64_t runs = 0;
-      bool uniform = true;
-      auto visit = [&](const ChunkRef &c) {
-        if (!runs)
-          runs = c.count;
-        uniform &= c.count == runs;
-      };
-      for (auto *list : std::initializer_list<llvm::SmallVectorImpl<ChunkRef> *>{
-               &step.dsts, &step.srcs, &step.remotes})
-        for (const ChunkRef &c : *list)
-          visit(c);
-      if (step.store)
-        visit(*step.store);
-      if (runs <= 1 || !uniform) {
-        split.push_back(std::move(step));
-        continue;
-      }
-      for (int64_t k = 0; k < runs; ++k) {
-        Step one = step;
-        for (auto *list :
-             std::initializer_list<llvm::SmallVectorImpl<ChunkRef> *>{
-                 &one.dsts, &one.srcs, &one.remotes})
-          for (ChunkRef &c : *list)
-            c.index += k, c.count = 1;
-        if (one.store)
-          one.store->index += k, one.store->count = 1;
-        split.push_back(std::move(one));
-      }
-    }
-    block.steps.resize(from);
-    for (Step &step : split)
-      block.steps.push_back(std::move(step));
-  }
 
   Model &model;
 };
@@ -240,7 +263,6 @@ LogicalResult ModelBuilder::lowerPipeline(PipelineOp pipeline, int rank,
   block.steps.push_back(std::move(step));
   if (failed(lowerOps(pipeline.getBody().front(), rank, block)))
     return failure();
-  splitRuns(block, begin + 1);
   for (int i = begin + 1, e = block.steps.size(); i < e; ++i)
     if (block.steps[i].kind == StepKind::PipelineBegin)
       return pipeline.emitOpError() << "pipelines do not nest";
@@ -317,6 +339,7 @@ FailureOr<Model> Model::build(ProgramOp program) {
       block.op = tb;
       if (failed(builder.lowerOps(tb.getBody().front(), block.rank, block)))
         return failure();
+      builder.splitRuns(block);
       for (const Step &step : block.steps)
         for (int c : step.channels) {
           model.channels[c].owner = model.blocks.size();

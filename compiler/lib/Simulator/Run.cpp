@@ -39,11 +39,23 @@ Machine::Machine(const Model &model, const Layout &layout, DataType type,
   nicSendFree.assign(model.ranks, 0);
   nicReceiveFree.assign(model.ranks, 0);
   for (auto [b, block] : llvm::enumerate(model.blocks)) {
+    // A group's stripes (Layout.h): of its smallest pipeline unit, if any.
+    mscclc_u64 unitElems = 0;
+    for (const Step &step : block.steps)
+      if (step.kind == StepKind::PipelineBegin) {
+        mscclc_u64 elems = mscclc_pipeline_unit_elems(
+            mscclc_u64(step.unit), mscclc_u64(byteSize(type)));
+        unitElems = unitElems ? std::min(unitElems, elems) : elems;
+      }
+    int64_t stripe = int64_t(mscclc_group_stripe(
+        mscclc_u64(layout.chunkSize()), unitElems, mscclc_u64(block.group),
+        mscclc_u64(byteSize(type))));
     for (int64_t m = 0; m < block.group; ++m) {
       Task task;
       task.block = b;
       task.member = m;
       task.rank = block.rank;
+      task.stripe = stripe;
       tasks.push_back(std::move(task));
     }
   }
@@ -228,14 +240,16 @@ void Machine::reportDeadlock(llvm::StringRef ctx) {
              << " blocks signal each round) from rank " << ch.dst
              << ", which has sent " << channels[ch.peer].signals;
         break;
-      }    } else if (step.kind == StepKind::Flush) {
+      }
+    } else if (step.kind == StepKind::Flush) {
       os << " waits for a flush";
     } else {
       llvm::SmallVector<std::pair<int64_t, int64_t>, 8> ranges;
-      sliceRanges(t, step, ranges);
-      for (size_t s = 0; s < step.srcs.size(); ++s) {
+      bool part = sliceRanges(t, step, ranges) >= 0;
+      for (size_t s = 0; part && s < step.srcs.size(); ++s) {
         const ChunkRef &c = step.srcs[s];
         auto [lo, hi] = ranges[step.dsts.size() + s];
+        hi = std::max(hi, lo + 1); // an empty read waits for one packet
         if (model.buffers[c.buffer].packet &&
             packetState(c.rank, c.buffer, lo, hi, currentFlag(t)) == 0) {
           os << " waits for LL packets of " << describe(c.rank, c.buffer, lo, hi)

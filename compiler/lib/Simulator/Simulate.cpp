@@ -83,10 +83,15 @@ LogicalResult mscclc::sim::simulate(ProgramOp program,
   int64_t elem = byteSize(options.dataType);
   int64_t factor = countFactor(model);
   std::vector<int64_t> sizes = options.sizes;
+  // Tiny counts and counts that do not divide by K: 2K - 1 leaves the
+  // largest remainder, where every chunk but the first has one more
+  // element than the first.
   if (sizes.empty())
-    for (int64_t count : {int64_t(1), int64_t(7), int64_t(1003),
-                          (int64_t(1) << 20) / (elem * factor)})
-      sizes.push_back(std::max<int64_t>(count, 1) * elem * factor);
+    for (int64_t count : {int64_t(1), int64_t(7), 2 * model.chunks - 1,
+                          int64_t(1003), (int64_t(1) << 20) / (elem * factor)})
+      if (int64_t bytes = std::max<int64_t>(count, 1) * elem * factor;
+          !llvm::is_contained(sizes, bytes))
+        sizes.push_back(bytes);
   int64_t schedules = std::max<int64_t>(1, options.schedules);
   std::string name = program.getSymName().str();
   std::string header = llvm::formatv(

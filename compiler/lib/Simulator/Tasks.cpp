@@ -21,10 +21,6 @@ using namespace mscclc::sim;
 
 static double perUs(double gbps) { return gbps * 1e3; }
 
-static void join(Clock &into, const Clock &other) {
-  for (size_t i = 0; i < into.size(); ++i)
-    into[i] = std::max(into[i], other[i]);
-}
 
 void Machine::normalize(Task &task) {
   if (task.block < 0) // a rank's caller runs no steps
@@ -76,47 +72,97 @@ void Machine::normalize(Task &task) {
   }
 }
 
-std::pair<int64_t, int64_t> Machine::operandRange(const Task &task,
-                                                  const ChunkRef &c) const {
-  const BufferInfo &info = model.buffers[c.buffer];
-  int64_t lo = layout.start(info, c.index);
-  int64_t hi = layout.start(info, c.index + c.count);
-  // The parity half of packet buffers.
-  int64_t copy = mscl::launchCopy(info.packet, task.launch) * layout.size(info);
-  lo += copy;
-  hi += copy;
-  if (task.pipeBegin < 0)
-    return {lo, hi};
-  int64_t from = std::min(hi, lo + task.iter * task.unitElems);
-  return {from, std::min(hi, from + task.unitElems)};
-}
-
 int64_t Machine::sliceRanges(
     const Task &task, const Step &step,
-    llvm::SmallVectorImpl<std::pair<int64_t, int64_t>> &out) const {
-  out.clear();
+    llvm::SmallVectorImpl<std::pair<int64_t, int64_t>> &out,
+    std::pair<int64_t, int64_t> *following) const {
+  // One chunk per operand (Model.cpp splits runs where chunk steps differ
+  // from one run, as the kernels do): positions count from each operand's
+  // first element, and the step moves the smallest operand's size.
+  llvm::SmallVector<int64_t, 8> bases;
+  int64_t n = INT64_MAX;
+  auto add = [&](const ChunkRef &c) {
+    const BufferInfo &info = model.buffers[c.buffer];
+    int64_t lo = layout.start(info, c.index);
+    n = std::min(n, layout.start(info, c.index + c.count) - lo);
+    // The parity half of packet buffers.
+    bases.push_back(lo + mscl::launchCopy(info.packet, task.launch) *
+                             layout.size(info));
+  };
   for (const auto *list :
        std::initializer_list<const llvm::SmallVectorImpl<ChunkRef> *>{
            &step.dsts, &step.srcs, &step.remotes})
     for (const ChunkRef &c : *list)
-      out.push_back(operandRange(task, c));
+      add(c);
   if (step.store)
-    out.push_back(operandRange(task, *step.store));
-  int64_t n = INT64_MAX;
-  for (auto [lo, hi] : out)
-    n = std::min(n, hi - lo);
-  if (out.empty())
+    add(*step.store);
+  if (bases.empty())
     n = 0;
-  // The member's share, cut as the kernels cut it (Layout.h).
-  mscclc_u64 off = 0, end = 0;
-  mscclc_group_slice(mscclc_u64(n), mscclc_u64(task.member),
-                     mscclc_u64(model.blocks[task.block].group),
-                     mscclc_u64(byteSize(type)), &off, &end);
-  for (auto &[lo, hi] : out) {
-    lo += int64_t(off);
-    hi = lo + int64_t(end - off);
+  // The pipeline iteration's slice, then the member's run of it, as the
+  // kernels cut them (Layout.h).
+  int64_t begin = 0, end = n;
+  if (task.pipeBegin >= 0) {
+    begin = std::min(n, task.iter * task.unitElems);
+    end = std::min(n, begin + task.unitElems);
   }
-  return int64_t(end - off);
+  if (following)
+    *following = {-1, -1};
+  int64_t group = model.blocks[task.block].group;
+  if (group > 1) {
+    mscclc_u64 b = 0, e = 0;
+    if (task.run.first >= 0) {
+      b = mscclc_u64(task.run.first);
+      e = mscclc_u64(task.run.second);
+    } else {
+      mscclc_group_first(mscclc_u64(begin), mscclc_u64(end),
+                         mscclc_u64(task.member), mscclc_u64(group),
+                         mscclc_u64(task.stripe), &b, &e);
+    }
+    out.clear();
+    if (b == MSCCLC_GROUP_NONE)
+      return -1;
+    if (following) {
+      mscclc_u64 nb = 0, ne = 0;
+      mscclc_group_next(b, e, mscclc_u64(end), mscclc_u64(group),
+                        mscclc_u64(task.stripe), &nb, &ne);
+      if (nb != MSCCLC_GROUP_NONE)
+        *following = {int64_t(nb), int64_t(ne)};
+    }
+    begin = int64_t(b);
+    end = int64_t(e);
+  }
+  out.clear();
+  for (int64_t base : bases)
+    out.push_back({base + begin, base + end});
+  return end - begin;
+}
+
+LogicalResult Machine::touchFirstPackets(
+    int task, const Step &step,
+    llvm::ArrayRef<std::pair<int64_t, int64_t>> ranges) {
+  // The first packet at the position exists once a chunk holds anything.
+  if (layout.chunkSize() == 0)
+    return success();
+  size_t srcBase = step.dsts.size();
+  for (size_t i = 0; i < step.srcs.size(); ++i) {
+    const ChunkRef &c = step.srcs[i];
+    if (model.buffers[c.buffer].packet)
+      joinPacketWriters(task, c.rank, c.buffer, ranges[srcBase + i].first,
+                        ranges[srcBase + i].first + 1);
+  }
+  for (size_t i = 0; i < step.dsts.size(); ++i) {
+    const ChunkRef &d = step.dsts[i];
+    if (!model.buffers[d.buffer].packet || i >= step.channels.size())
+      continue;
+    int64_t at = ranges[i].first;
+    // The flag alone: the element keeps what it held.
+    std::vector<Word> keep{data(d.rank, d.buffer)[at]};
+    double duration = 0;
+    if (failed(issuePut(task, step, nextInst++, step.channels[i], d, at,
+                        at + 1, std::move(keep), -1, 0, duration)))
+      return failure();
+  }
+  return success();
 }
 
 bool Machine::syncReady(int task, const Step &step) {
@@ -142,7 +188,8 @@ bool Machine::syncReady(int task, const Step &step) {
 bool Machine::stepEnabled(int task, const Step &step) {
   const Task &t = tasks[task];
   llvm::SmallVector<std::pair<int64_t, int64_t>, 8> ranges;
-  if (sliceRanges(t, step, ranges) == 0)
+  int64_t n = sliceRanges(t, step, ranges);
+  if (n < 0 || (n == 0 && layout.chunkSize() == 0))
     return true;
   size_t first = step.dsts.size();
   for (size_t i = 0; i < step.srcs.size(); ++i) {
@@ -150,6 +197,7 @@ bool Machine::stepEnabled(int task, const Step &step) {
     if (!model.buffers[c.buffer].packet)
       continue;
     auto [lo, hi] = ranges[first + i];
+    hi = std::max(hi, lo + 1); // an empty read waits for its first packet
     if (packetState(c.rank, c.buffer, lo, hi, currentFlag(t)) == 0)
       return false;
   }
@@ -185,22 +233,25 @@ LogicalResult Machine::runCaller(int rank, int launch) {
   currentTask = index;
   uint32_t inst = nextInst++;
   std::vector<Word> values;
-  // The consumer reads the result, the producer writes the next input
-  // (the same values: the result check stays as it is); in place, the one
-  // buffer is both. Before the first launch there is no result yet.
-  if (launch > 0 && model.output != model.input) {
-    int64_t size = layout.size(model.buffers[model.output]);
-    if (failed(load(index, nullptr, inst, rank, model.output, 0, size,
-                    values)))
+  // The producer writes the next input; the output is the caller's again
+  // once the rank's kernel ended (it reads the result, may reuse the
+  // buffer, may pass it at another count): a write of both, with the same
+  // values, so the result check stays as it is. In place, the one buffer
+  // is both.
+  llvm::SmallVector<int, 2> userBuffers{model.input};
+  if (model.output != model.input)
+    userBuffers.push_back(model.output);
+  for (int buffer : userBuffers) {
+    int64_t size = layout.size(model.buffers[buffer]);
+    values.assign(data(rank, buffer).begin(), data(rank, buffer).begin() + size);
+    if (failed(store(index, nullptr, inst, rank, buffer, 0, size,
+                     values.data(), WriteKind::Local)))
       return failure();
   }
-  int64_t size = layout.size(model.buffers[model.input]);
-  values.assign(data(rank, model.input).begin(),
-                data(rank, model.input).begin() + size);
-  if (failed(store(index, nullptr, inst, rank, model.input, 0, size,
-                   values.data(), WriteKind::Local)))
-    return failure();
   ++caller.clock[index]; // what comes after knows the caller's accesses
+  if (callerClocks.empty())
+    callerClocks.assign(model.ranks, std::vector<Clock>(launches));
+  callerClocks[rank][launch] = caller.clock;
   return success();
 }
 
@@ -252,8 +303,18 @@ LogicalResult Machine::step(int task) {
     return startNextLaunch(task);
   currentTask = task;
   const Step &step = model.blocks[t.block].steps[t.pc];
-  if (failed(step.isSync() ? runSync(task, step) : runData(task, step)))
-    return failure();
+  if (step.isSync()) {
+    if (failed(runSync(task, step)))
+      return failure();
+  } else {
+    // A group member does a data step one run at a time.
+    std::pair<int64_t, int64_t> following{-1, -1};
+    if (failed(runData(task, step, &following)))
+      return failure();
+    t.run = following;
+    if (following.first >= 0)
+      return success();
+  }
   ++t.pc;
   normalize(t);
   return success();
@@ -324,11 +385,16 @@ LogicalResult Machine::runSync(int task, const Step &step) {
   return success();
 }
 
-LogicalResult Machine::runData(int task, const Step &step) {
+LogicalResult Machine::runData(int task, const Step &step,
+                               std::pair<int64_t, int64_t> *following) {
   Task &t = tasks[task];
   uint32_t inst = nextInst++;
   llvm::SmallVector<std::pair<int64_t, int64_t>, 8> ranges;
-  int64_t n = sliceRanges(t, step, ranges);
+  int64_t n = sliceRanges(t, step, ranges, following);
+  if (n < 0)
+    return success(); // a group member with no part in it
+  if (n == 0 && failed(touchFirstPackets(task, step, ranges)))
+    return failure();
   double bytes = static_cast<double>(n) * byteSize(type);
   double start = t.time;
   // Spinning on LL packets ends when the last one arrived.

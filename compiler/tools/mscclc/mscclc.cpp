@@ -16,6 +16,7 @@
 #include "mscclc/Simulator/Simulator.h"
 
 #include "mscl/IR/MsclDialect.h"
+#include "mscl/Verification/Expressions.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
@@ -46,7 +47,8 @@ enum class EmitKind {
   PTX,
   CUBIN,
   HSACO,
-  Dot
+  Dot,
+  Exprs
 };
 
 cl::OptionCategory mscclcCategory("mscclc options");
@@ -84,7 +86,10 @@ cl::opt<EmitKind> emitKind(
                           "an AMDGPU code object through hipcc or clang "
                           "(--arch gfx90a|gfx942)"),
                clEnumValN(EmitKind::Dot, "dot",
-                          "the data flow as a Graphviz graph")),
+                          "the data flow as a Graphviz graph"),
+               clEnumValN(EmitKind::Exprs, "exprs",
+                          "what every output chunk holds, as the proof "
+                          "computes it (JSON expressions)")),
     cl::cat(mscclcCategory));
 cl::opt<std::string> arch("arch",
                           cl::desc("GPU for --emit=ptx|cubin (default sm_90) "
@@ -130,6 +135,11 @@ cl::opt<bool> staticChecks(
 cl::opt<bool> skipStaticChecks(
     "skip-static-checks",
     cl::desc("Skip the static proof"),
+    cl::init(false), cl::cat(mscclcCategory));
+cl::opt<bool> skipTranslationValidation(
+    "skip-translation-validation",
+    cl::desc("Skip translation validation, the check that the optimisation "
+             "passes keep what the program computes"),
     cl::init(false), cl::cat(mscclcCategory));
 cl::opt<bool> singleLaunch(
     "single-launch",
@@ -310,6 +320,8 @@ LogicalResult emitModule(ModuleOp module, llvm::raw_ostream &os) {
   mscclc::EmitOptions emitOptions;
   emitOptions.threadsPerBlock = threadsPerBlock;
   emitOptions.embedHeaders = embedHeaders;
+  if (emitKind == EmitKind::Exprs)
+    return mscl::writeExpressions(program, os);
   if (emitKind == EmitKind::Plan)
     return mscclc::emitPlan(program, os, emitOptions);
   if (emitKind == EmitKind::Bundle)
@@ -372,6 +384,7 @@ LogicalResult compile(llvm::SourceMgr &sourceMgr, MLIRContext &ctx,
   compileOptions.staticProof =
       !noPasses && !skipStaticChecks && (staticChecks || !simulateFlag);
   compileOptions.acrossLaunches = !singleLaunch;
+  compileOptions.validateTranslation = !skipTranslationValidation;
   OwningOpRef<ModuleOp> ir = mscclc::compileModule(
       *module, compileOptions, ctx,
       [](PassManager &pm) { return applyPassManagerCLOptions(pm); });

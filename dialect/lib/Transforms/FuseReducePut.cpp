@@ -46,6 +46,7 @@ private:
   void indexReaders();
 
   std::optional<ChannelTable> channelTable;
+  std::optional<PacketBuffers> packets;
   SwitchGroups groups;
   llvm::StringSet<> scratchBuffers;
   /// How many puts of the current block send each chunk.
@@ -148,7 +149,7 @@ Operation *FuseReducePutPass::tryFuse(Operation *op, OpBuilder &builder) {
       putSet.insert(put);
       continue;
     }
-    if (!canSinkPast(next) ||
+    if (!canSinkPast(next, *packets) ||
         accessesConflict(moving, getAccesses(next, &groups)))
       break;
   }
@@ -180,6 +181,7 @@ void FuseReducePutPass::runOnOperation() {
   bufferIds.clear();
   indexed = false;
   channelTable.emplace(program);
+  packets.emplace(program);
   groups = SwitchGroups(program);
   for (auto buffer : program.getBodyBlock().getOps<BufferOp>())
     if (buffer.getKind() == BufferKind::scratch)

@@ -2,6 +2,8 @@
 
 #include "FusionUtils.h"
 
+#include "mscl/IR/MsclSemantics.h"
+
 using namespace mlir;
 using namespace mscl;
 
@@ -18,10 +20,26 @@ bool mscl::accessesConflict(const OpAccesses &a, const OpAccesses &b) {
          anyOverlap(a.reads, b.writes);
 }
 
-bool mscl::canSinkPast(Operation *op) {
+PacketBuffers::PacketBuffers(ProgramOp program) {
+  for (auto buffer : program.getBodyBlock().getOps<BufferOp>())
+    if (buffer.getPacket())
+      names.insert(buffer.getSymName());
+}
+
+bool PacketBuffers::readsPackets(Operation *op) const {
+  if (names.empty())
+    return false;
+  for (const Action &action : getActions(op))
+    for (const ActionOperand &read : action.reads)
+      if (read.reach == Reach::Local && names.contains(read.chunk.getBuffer()))
+        return true;
+  return false;
+}
+
+bool mscl::canSinkPast(Operation *op, const PacketBuffers &packets) {
   if (isa<PutWithSignalOp, PutWithSignalAndFlushOp>(op))
     return false;
-  return isDataOp(op) || isa<BarrierOp>(op);
+  return (isDataOp(op) || isa<BarrierOp>(op)) && !packets.readsPackets(op);
 }
 
 void mscl::forEachOpList(ProgramOp program, function_ref<void(Block &)> fn) {

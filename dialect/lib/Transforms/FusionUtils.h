@@ -5,6 +5,7 @@
 #include "mscl/Analysis/Accesses.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace mscl {
 
@@ -15,13 +16,26 @@ constexpr unsigned kFusionWindow = 512;
 /// Whether `a` writes a chunk that `b` reads or writes, or the other way.
 bool accessesConflict(const OpAccesses &a, const OpAccesses &b);
 
+/// The packet buffers of a program, by name.
+class PacketBuffers {
+public:
+  explicit PacketBuffers(ProgramOp program);
+  /// Whether `op` reads LL packets (it spins until they arrive).
+  bool readsPackets(mlir::Operation *op) const;
+
+private:
+  llvm::StringSet<> names;
+};
+
 /// Whether an operation may move to a later place past `op`, provided their
 /// accesses do not conflict. Only data operations and barriers let others
 /// pass: a signal publishes earlier data, a flush frees earlier sources, a
 /// pipeline repeats, and an operation the program placed before a wait
 /// overlaps with the wait on purpose (moving it after the wait would be
-/// correct but would serialise it).
-bool canSinkPast(mlir::Operation *op);
+/// correct but would serialise it). A read of LL packets waits too: an LL
+/// put moved past it may be the one its peer waits for before sending
+/// those packets, and the program would deadlock.
+bool canSinkPast(mlir::Operation *op, const PacketBuffers &packets);
 
 /// Calls `fn` on every block that holds thread-block operations: each
 /// thread-block body and each pipeline body.

@@ -9,6 +9,15 @@
 // into D followed by a reduction accumulating into D merges the same way
 // (`copy D <- X; reduce D from [D, Y]` is `reduce D from [X, Y]`).
 //
+// A merge never changes what is computed, bit for bit: sources are reduced
+// left to right in the element type, so `reduce(D, a, b); reduce(D, D, c)`
+// is ((a + b) + c) and merges into `reduce(D, a, b, c)`, but
+// `reduce(D, c, D)` is (c + (a + b)) and does not merge (a copy's one
+// source may take D's place anywhere). read_reduce reduces its local
+// sources first, then the remote ones: a merge whose order would put a
+// local source after a remote one is left alone. Translation validation
+// (docs/verification.md) checks this after the pass.
+//
 //===----------------------------------------------------------------------===//
 
 #include "FusionUtils.h"
@@ -26,42 +35,91 @@ using namespace mscl;
 
 namespace {
 
-/// A reduce or read_reduce, seen uniformly.
+/// One source of a reduction: a local chunk, or a peer's chunk read over
+/// `channel`.
+struct Source {
+  ChunkAttr chunk;
+  Attribute channel; ///< null for a local chunk
+};
+
+/// A copy, reduce or read_reduce, seen uniformly: its sources in the order
+/// they are reduced.
 struct Reduction {
   ChunkAttr dst;
-  SmallVector<Attribute> srcs, channels, remotes;
+  SmallVector<Source> sources;
+  bool isCopy = false;
 };
 
 std::optional<Reduction> getReduction(Operation *op) {
-  // A copy is a reduction of one source; merged into a reduction that
-  // accumulates into its destination, it saves a pass over the chunk.
-  if (auto copy = dyn_cast<CopyOp>(op))
-    return Reduction{copy.getDst(), {copy.getSrc()}, {}, {}};
-  if (auto reduce = dyn_cast<ReduceOp>(op))
-    return Reduction{reduce.getDst(), chunkList(reduce.getSrcs()), {}, {}};
-  if (auto reduce = dyn_cast<ReadReduceOp>(op))
-    return Reduction{reduce.getDst(), chunkList(reduce.getSrcs()),
-                     chunkList(reduce.getChannels()),
-                     chunkList(reduce.getRemotes())};
-  return std::nullopt;
+  Reduction r;
+  auto addLocals = [&](ArrayAttr chunks) {
+    for (Attribute c : chunks)
+      r.sources.push_back({cast<ChunkAttr>(c), {}});
+  };
+  if (auto copy = dyn_cast<CopyOp>(op)) {
+    r.dst = copy.getDst();
+    r.sources.push_back({copy.getSrc(), {}});
+    r.isCopy = true;
+  } else if (auto reduce = dyn_cast<ReduceOp>(op)) {
+    r.dst = reduce.getDst();
+    addLocals(reduce.getSrcs());
+  } else if (auto reduce = dyn_cast<ReadReduceOp>(op)) {
+    r.dst = reduce.getDst();
+    addLocals(reduce.getSrcs());
+    for (auto [channel, chunk] :
+         llvm::zip(reduce.getChannels(), reduce.getRemotes()))
+      r.sources.push_back({cast<ChunkAttr>(chunk), channel});
+  } else {
+    return std::nullopt;
+  }
+  return r;
 }
 
-/// `second` accumulates into `first`'s destination: it reads that chunk
-/// exactly once and nothing else of it, on channels `first` does not use.
-bool accumulates(const Reduction &first, const Reduction &second) {
-  if (second.dst != first.dst)
-    return false;
-  unsigned self = 0;
-  for (Attribute src : second.srcs) {
-    auto chunk = cast<ChunkAttr>(src);
-    if (chunk == first.dst)
-      ++self;
-    else if (chunk.overlaps(first.dst))
-      return false;
+/// `second` reduces `first`'s destination, reading it exactly once and
+/// nothing else of it, on channels `first` does not use: the two as one
+/// reduction, in the same order, or nullopt when they are not that or
+/// one operation cannot list the merged order.
+std::optional<Reduction> merge(const Reduction &first,
+                               const Reduction &second) {
+  if (second.isCopy || second.dst != first.dst)
+    return std::nullopt;
+  int self = -1;
+  for (auto [i, src] : llvm::enumerate(second.sources)) {
+    if (src.channel) {
+      if (llvm::any_of(first.sources, [&](const Source &f) {
+            return f.channel == src.channel;
+          }))
+        return std::nullopt;
+      continue;
+    }
+    if (src.chunk == first.dst) {
+      if (self >= 0)
+        return std::nullopt;
+      self = static_cast<int>(i);
+    } else if (src.chunk.overlaps(first.dst)) {
+      return std::nullopt;
+    }
   }
-  return self == 1 && llvm::none_of(second.channels, [&](Attribute channel) {
-           return llvm::is_contained(first.channels, channel);
-         });
+  // D = fold(first) takes D's place: as a leading run of sources only if
+  // it comes first (left to right), anywhere if it is one source.
+  if (self < 0 || (self > 0 && first.sources.size() > 1))
+    return std::nullopt;
+  Reduction merged{first.dst, {}, false};
+  for (auto [i, src] : llvm::enumerate(second.sources)) {
+    if (static_cast<int>(i) == self)
+      llvm::append_range(merged.sources, first.sources);
+    else
+      merged.sources.push_back(src);
+  }
+  // reduce and read_reduce reduce every local source before the remote
+  // ones.
+  bool remoteSeen = false;
+  for (const Source &src : merged.sources) {
+    if (!src.channel && remoteSeen)
+      return std::nullopt;
+    remoteSeen |= bool(src.channel);
+  }
+  return merged;
 }
 
 struct MergeReducePass final
@@ -83,26 +141,17 @@ struct MergeReducePass final
     unsigned scanned = 0;
     for (Operation *next = op->getNextNode(); next && scanned < kFusionWindow;
          next = next->getNextNode(), ++scanned) {
-      // A copy never accumulates: it may not read its own destination.
-      std::optional<Reduction> second =
-          isa<CopyOp>(next) ? std::nullopt : getReduction(next);
-      if (second && accumulates(merged, *second)) {
-        bool skipped = false;
-        for (Attribute src : second->srcs) {
-          if (!skipped && src == merged.dst) {
-            skipped = true;
-            continue;
-          }
-          merged.srcs.push_back(src);
-        }
-        llvm::append_range(merged.channels, second->channels);
-        llvm::append_range(merged.remotes, second->remotes);
+      std::optional<Reduction> second = getReduction(next);
+      std::optional<Reduction> both =
+          second ? merge(merged, *second) : std::nullopt;
+      if (both) {
+        merged = std::move(*both);
         OpAccesses acc = getAccesses(next, &groups);
         llvm::append_range(moving.reads, acc.reads);
         chain.push_back(next);
         continue;
       }
-      if (!canSinkPast(next) ||
+      if (!canSinkPast(next, *packets) ||
           accessesConflict(moving, getAccesses(next, &groups)))
         break;
     }
@@ -114,15 +163,24 @@ struct MergeReducePass final
       locs.push_back(member->getLoc());
     builder.setInsertionPoint(chain.back());
     Location loc = builder.getFusedLoc(locs);
+    SmallVector<Attribute> locals, channels, remotes;
+    for (const Source &src : merged.sources) {
+      if (!src.channel) {
+        locals.push_back(src.chunk);
+        continue;
+      }
+      channels.push_back(src.channel);
+      remotes.push_back(src.chunk);
+    }
     Operation *result;
-    if (merged.channels.empty())
+    if (channels.empty())
       result = ReduceOp::create(builder, loc, merged.dst,
-                                builder.getArrayAttr(merged.srcs));
+                                builder.getArrayAttr(locals));
     else
       result = ReadReduceOp::create(builder, loc, merged.dst,
-                                    builder.getArrayAttr(merged.srcs),
-                                    builder.getArrayAttr(merged.channels),
-                                    builder.getArrayAttr(merged.remotes));
+                                    builder.getArrayAttr(locals),
+                                    builder.getArrayAttr(channels),
+                                    builder.getArrayAttr(remotes));
     // Every member but the first counted as a destination, as does the
     // merged op replacing them.
     destinations[merged.dst] -= chain.size() - (counted ? 1 : 2);
@@ -133,6 +191,7 @@ struct MergeReducePass final
 
   void runOnOperation() override {
     groups = SwitchGroups(getOperation());
+    packets.emplace(getOperation());
     bool changed = false;
     OpBuilder builder(&getContext());
     forEachOpList(getOperation(), [&](Block &block) {
@@ -158,6 +217,7 @@ struct MergeReducePass final
   }
 
   SwitchGroups groups;
+  std::optional<PacketBuffers> packets;
   /// How many reduce/read_reduce ops of the current block write each chunk.
   DenseMap<Attribute, int64_t> destinations;
 };

@@ -70,7 +70,22 @@ static void suggestSignal(InFlightDiagnostic &diag, const ProgramModel &model,
 /// A pair with the caller of a rank between two launches: a peer's access
 /// to the rank's user buffers that may overlap the rank's caller reading
 /// the result or writing the next input.
-static void reportWithCaller(const ProgramModel &model,
+/// What the caller of a rank does with the user buffer of `slot` before
+/// its launch `launch` (mscl/IR/MsclLaunches.h).
+static const char *callerUse(const ProgramModel &model, int64_t slot,
+                             int launch) {
+  int64_t rest = slot % model.slotsPerRank;
+  for (const BufferInfo &buffer : model.buffers)
+    if (rest >= buffer.offset && rest < buffer.offset + buffer.chunks) {
+      if (buffer.input)
+        return launch == 0 ? "writing the input" : "writing the next input";
+      return "using the output (reading the result, reusing the buffer, or "
+             "passing it at another count)";
+    }
+  return "using the buffer";
+}
+
+static void reportWithCaller(const ProgramModel &model, int64_t slot,
                              const std::string &chunk,
                              const LaunchAccess &earlier,
                              const LaunchAccess &later) {
@@ -100,9 +115,8 @@ static void reportWithCaller(const ProgramModel &model,
     else
       diag << "access ";
     diag << (earlier.write ? "writes " : "reads ") << chunk
-         << ", which the caller of rank " << rank << " may already "
-         << (later.write ? "overwrite with the next launch's input"
-                         : "read as the result")
+         << " while the caller of rank " << rank << " may already be "
+         << callerUse(model, slot, later.launch)
          << ": nothing orders the access before the end of rank " << rank
          << "'s kernel; ";
     suggestSignal(diag, model, peer, rank, "after the access",
@@ -122,8 +136,8 @@ static void reportWithCaller(const ProgramModel &model,
     diag << (later.write ? "writes " : "reads ") << chunk << " before rank "
          << rank
          << " is known to have started its kernel: its caller may still be "
-            "writing the input there (on rank "
-         << rank << "'s stream, ordered before rank " << rank
+         << callerUse(model, slot, 0) << " there (on rank " << rank
+         << "'s stream, ordered before rank " << rank
          << "'s own kernel only); ";
     suggestSignal(diag, model, rank, peer,
                   "in every launch (e.g. at the start of the kernel)",
@@ -138,8 +152,7 @@ static void reportWithCaller(const ProgramModel &model,
   diag << (later.write ? "writes " : "reads ") << chunk
        << " before rank " << rank
        << " is known to have started that launch: its caller may still be "
-       << (earlier.write ? "writing the next input" : "reading the result")
-       << " there; ";
+       << callerUse(model, slot, earlier.launch) << " there; ";
   suggestSignal(diag, model, rank, peer,
                 "in every launch (e.g. at the start of the kernel)",
                 "before this access");
@@ -152,7 +165,7 @@ void mscl::verify::reportAcrossLaunches(const ProgramModel &model,
   const LaunchAccess &later = position(a) < position(b) ? b : a;
   std::string chunk = model.slotName(slot);
   if (earlier.hostRank >= 0 || later.hostRank >= 0) {
-    reportWithCaller(model, chunk, earlier, later);
+    reportWithCaller(model, slot, chunk, earlier, later);
     return;
   }
   std::string other = model.blockName(earlier.block);
@@ -173,6 +186,13 @@ void mscl::verify::reportAcrossLaunches(const ProgramModel &model,
         << " wait for it (or read them) before this put, in every launch";
     diag.attachNote(earlier.op->getLoc())
         << "the read, two launches before (" << other << ")";
+    // The usual answer, LL packets back, does not reach a group's blocks.
+    if (model.blocks[earlier.block].group > 1 ||
+        model.blocks[later.block].group > 1)
+      diag.attachNote(later.op->getLoc())
+          << "LL packets order nothing for a thread-block group: each of its "
+             "blocks spins only on the stripes it owns, and at small counts "
+             "some own none; order the reuse with a signal and a wait";
     return;
   }
   InFlightDiagnostic diag = later.op->emitError();

@@ -1,27 +1,28 @@
 //===- CheckCollective.cpp - mscl-check-collective: postcondition proof ---===//
 //
-// Symbolic execution over the abstract schedule. Every chunk slot holds a
-// multiset of contributions (origin rank, input chunk); input chunk i of
-// rank r starts as {(r, i)}, everything else as "uninitialised". A move
-// stores into its destination the multiset sum of its sources: one source is
-// a copy (put, get, copy), several a reduction (reduce, read_reduce,
-// reduce_put, switch_reduce over the group's ranks). Any valid order gives
-// the same values once mscl-check-sync proved the program race-free, so the
-// order of the abstract schedule is used; a pipeline body stands for every
-// iteration (each one does the same to its slice).
-//
-// At the end, every output chunk of every rank must equal the collective's
-// requirement exactly (reduce and gather: the root's; the other ranks'
-// output chunks must never have been written); a difference is reported at the operation that last
-// wrote the chunk, naming the rank, the chunk and the first missing,
-// doubled or foreign contribution.
+// Symbolic execution over the abstract schedule (Evaluation.h): every chunk
+// slot holds the multiset of contributions (origin rank, input chunk)
+// combined into it, the expression that combines them, and the residues of
+// the count at which its last element holds the same. At the end:
+//  - every output chunk of every rank must hold exactly the collective's
+//    requirement (reduce and gather: the root's; the other ranks' output
+//    chunks must never have been written), in its body and, at every
+//    count, in its last element;
+//  - outputs the collective defines equal on every rank (all-reduce,
+//    all-gather, broadcast) must be the same expression on every rank, so
+//    that every rank gets the same bits.
+// A difference is reported at the operation that last wrote the chunk,
+// naming the rank, the chunk, the count and the first missing, doubled or
+// foreign contribution, or the two orders of summation.
 //
 //===----------------------------------------------------------------------===//
 
 #include "GroupedDiagnostics.h"
 #include "Contributions.h"
+#include "Evaluation.h"
 #include "ProgramModel.h"
 #include "Schedule.h"
+#include "UserChunks.h"
 
 #include "mscl/Verification/Passes.h"
 
@@ -29,6 +30,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cassert>
+#include <map>
+#include <memory>
 
 namespace mscl {
 #define GEN_PASS_DEF_CHECKCOLLECTIVE
@@ -52,166 +55,74 @@ public:
 
 private:
   LogicalResult setUp();
-  void execute(const Step &step);
   /// The sorted keys output chunk `j` of rank `r` must hold, once each.
   llvm::SmallVector<uint32_t, 8> expected(int64_t r, int64_t j) const;
-  /// Compares one output chunk; returns false after reporting a difference.
+  /// How `actual` differs from what output chunk `j` of rank `r` must
+  /// hold; `written`: whether anything wrote it.
+  std::vector<std::string> differences(int64_t r, int64_t j,
+                                       const Contributions &actual,
+                                       bool written) const;
+  /// Compares one output chunk, body and last element; returns false
+  /// after reporting a difference.
   bool checkChunk(int64_t r, int64_t j);
-  /// Reports the first of `problems` of output chunk `j` of rank `r` (at
-  /// `slot`); returns whether there were none.
-  bool report(int64_t r, int64_t j, int64_t slot,
-              llvm::ArrayRef<std::string> problems);
+  /// The last element of output chunk `j` of rank `r`, at every count.
+  bool checkLastElement(int64_t r, int64_t j);
+  /// Outputs that are equal on every rank hold the same expression.
+  bool checkSameBits();
+  /// Reports the first of `problems` at `at` (the program when null);
+  /// `count` prefixes the count it shows at. Returns whether there were
+  /// none.
+  bool report(Operation *at, int64_t r, int64_t j,
+              llvm::ArrayRef<std::string> problems,
+              llvm::StringRef count = "");
   std::string contribution(uint32_t key) const;
+  /// The contributions an expression combines, with multiplicity (many
+  /// output chunks hold one expression: computed once each).
+  const Contributions &contributionsOf(ExprId expr) {
+    auto [it, fresh] = contributionCache.try_emplace(expr);
+    if (fresh)
+      it->second =
+          Contributions::fromEntries(pool.contributions(expr, inChunks));
+    return it->second;
+  }
+  /// The evaluation of every slot's last element at `residue`.
+  const Evaluation &atResidue(int64_t residue);
 
   ProgramOp program;
   ProgramModel model;
+  ExprPool pool;
+  std::unique_ptr<Evaluation> evaluation;
+  std::map<int64_t, std::unique_ptr<Evaluation>> residueEvaluations;
+  llvm::DenseMap<ExprId, Contributions> contributionCache;
+  std::vector<InputChunk> inputs;
+  UserChunks user;
   CollectiveKind kind = CollectiveKind::custom;
   int64_t ranks = 0, inChunks = 0, outChunks = 0, root = 0;
-  bool inplace = false;
-  int inBuffer = -1, outBuffer = -1;
-  std::vector<Contributions> values;
-  std::vector<Operation *> lastWriter;
   unsigned reports = 0, suppressed = 0;
 
-  int64_t inputSlot(int64_t r, int64_t i) const {
-    if (inplace && (kind == CollectiveKind::allgather ||
-                    kind == CollectiveKind::gather))
-      return model.slot(r, inBuffer, r * inChunks + i);
-    return model.slot(r, inBuffer, i);
-  }
   int64_t outputSlot(int64_t r, int64_t j) const {
-    if (inplace && (kind == CollectiveKind::reducescatter ||
-                    kind == CollectiveKind::scatter))
-      return model.slot(r, outBuffer, r * outChunks + j);
-    return model.slot(r, outBuffer, j);
+    return user.outputSlot(model, r, j);
   }
 };
 
 } // namespace
 
-static const char *collectiveName(CollectiveKind kind) {
-  switch (kind) {
-  case CollectiveKind::allreduce:
-    return "allreduce";
-  case CollectiveKind::allgather:
-    return "allgather";
-  case CollectiveKind::reducescatter:
-    return "reducescatter";
-  case CollectiveKind::broadcast:
-    return "broadcast";
-  case CollectiveKind::alltoall:
-    return "alltoall";
-  case CollectiveKind::custom:
-    return "custom";
-  case CollectiveKind::reduce:
-    return "reduce";
-  case CollectiveKind::gather:
-    return "gather";
-  case CollectiveKind::scatter:
-    return "scatter";
-  }
-  return "custom";
+static StringRef collectiveName(CollectiveKind kind) {
+  return stringifyCollectiveKind(kind);
 }
 
 LogicalResult CollectiveChecker::setUp() {
-  kind = program.getCollective();
-  ranks = model.ranks;
-  inChunks = static_cast<int64_t>(program.getInputChunks());
-  outChunks = static_cast<int64_t>(program.getOutputChunks());
-  root = program.getRootAttr() ? program.getRootAttr().getInt() : 0;
-  inplace = program.getInplace();
-  const char *name = collectiveName(kind);
-  bool shapeOk = true;
-  switch (kind) {
-  case CollectiveKind::allreduce:
-  case CollectiveKind::broadcast:
-  case CollectiveKind::reduce:
-    shapeOk = inChunks == outChunks;
-    break;
-  case CollectiveKind::allgather:
-  case CollectiveKind::gather:
-    shapeOk = outChunks == ranks * inChunks;
-    break;
-  case CollectiveKind::reducescatter:
-  case CollectiveKind::scatter:
-    shapeOk = inChunks == ranks * outChunks;
-    break;
-  case CollectiveKind::alltoall:
-    shapeOk = inChunks == outChunks && inChunks % ranks == 0;
-    break;
-  case CollectiveKind::custom:
-    break;
-  }
-  if (!shapeOk)
-    return program.emitError()
-           << "cannot state the " << name
-           << " postcondition: input_chunks = " << inChunks
-           << " and output_chunks = " << outChunks << " do not fit "
-           << (name[0] == 'a' ? "an " : "a ") << name
-           << " over " << ranks << " ranks";
-  if (hasRoot(kind) && (root < 0 || root >= ranks))
-    return program.emitError()
-           << name << " root " << root << " is outside 0.." << ranks - 1;
-  auto find = [&](StringRef buffer) {
-    auto it = model.bufferIndex.find(buffer);
-    return it == model.bufferIndex.end() ? -1 : it->second;
-  };
-  if (!inplace) {
-    inBuffer = find("input");
-    outBuffer = find("output");
-  } else {
-    // The one declared user buffer is both; its size is the larger view.
-    inBuffer = outBuffer = find("output") >= 0 ? find("output") : find("input");
-    int64_t want = kind == CollectiveKind::allgather ||
-                           kind == CollectiveKind::gather
-                       ? outChunks
-                       : inChunks;
-    if (inBuffer >= 0 && model.buffers[inBuffer].chunks != want)
-      return program.emitError()
-             << "in-place " << name << ": the user buffer has "
-             << model.buffers[inBuffer].chunks << " chunks, expected " << want;
-  }
-  // The program verifier requires @input or @output (both out of place).
-  assert(inBuffer >= 0 && outBuffer >= 0 && "a verified program has them");
-
-  values.assign(model.numSlots(),
-                Contributions::single(Contributions::kUninitialised));
-  lastWriter.assign(model.numSlots(), nullptr);
-  for (int64_t r = 0; r < ranks; ++r)
-    for (int64_t i = 0; i < inChunks; ++i)
-      values[inputSlot(r, i)] =
-          Contributions::single(static_cast<uint32_t>(r * inChunks + i));
+  FailureOr<UserChunks> shape = UserChunks::get(program, model);
+  if (failed(shape))
+    return failure();
+  user = *shape;
+  kind = user.kind;
+  ranks = user.ranks;
+  inChunks = user.inChunks;
+  outChunks = user.outChunks;
+  root = user.root;
+  inputs = user.inputs(model);
   return success();
-}
-
-void CollectiveChecker::execute(const Step &step) {
-  // Compute every destination before storing any: sources are read first.
-  llvm::SmallVector<std::pair<int64_t, Contributions>, 4> results;
-  llvm::SmallVector<const Contributions *, 8> parts;
-  size_t previous = 0; // first result of the previous move
-  for (const Move &move : step.moves) {
-    size_t first = results.size();
-    for (int64_t j = 0; j < move.dst.count; ++j) {
-      int64_t dst = model.slot(move.dst, j);
-      if (move.sharesSources && previous + j < first) {
-        // Same sources as the previous move: same value, computed once.
-        Contributions value = results[previous + j].second;
-        results.push_back({dst, std::move(value)});
-        continue;
-      }
-      parts.clear();
-      for (const Range &src : move.srcs)
-        parts.push_back(&values[model.slot(src, j)]);
-      if (parts.empty())
-        continue;
-      results.push_back({dst, Contributions::sum(parts)});
-    }
-    previous = first;
-  }
-  for (auto &[slot, value] : results) {
-    values[slot] = std::move(value);
-    lastWriter[slot] = step.op;
-  }
 }
 
 llvm::SmallVector<uint32_t, 8> CollectiveChecker::expected(int64_t r,
@@ -253,36 +164,18 @@ llvm::SmallVector<uint32_t, 8> CollectiveChecker::expected(int64_t r,
   return keys;
 }
 
-std::string CollectiveChecker::contribution(uint32_t key) const {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << "rank " << key / inChunks << " input chunk " << key % inChunks;
-  return text;
-}
-
-bool CollectiveChecker::checkChunk(int64_t r, int64_t j) {
-  int64_t slot = outputSlot(r, j);
+std::vector<std::string>
+CollectiveChecker::differences(int64_t r, int64_t j,
+                               const Contributions &actual,
+                               bool written) const {
   std::vector<std::string> problems;
-  if (resultAtRootOnly(kind) && r != root) {
-    // The user may pass no receive buffer here (NCCL's convention); in place
-    // it is the rank's input, which is read-only on a non-root rank too.
-    if (!lastWriter[slot])
-      return true;
-    problems.push_back(
-        "is written, but only the root's output belongs to the " +
-        std::string(collectiveName(kind)) +
-        " (other ranks may pass no receive buffer): keep partial results in "
-        "scratch");
-    return report(r, j, slot, problems);
-  }
-  const Contributions &actual = values[slot];
   llvm::SmallVector<uint32_t, 8> want = expected(r, j);
   // Walk both sorted sequences; collect the differences.
   auto have = actual.getEntries();
   size_t a = 0, w = 0;
   while (a < have.size() || w < want.size()) {
     if (a < have.size() && have[a].first == Contributions::kUninitialised) {
-      if (!lastWriter[slot]) {
+      if (!written) {
         // Everything else follows from that; say only this.
         problems.assign(1, "is never written");
         break;
@@ -320,11 +213,105 @@ bool CollectiveChecker::checkChunk(int64_t r, int64_t j) {
     ++a;
     ++w;
   }
-  return report(r, j, slot, problems);
+  return problems;
 }
 
-bool CollectiveChecker::report(int64_t r, int64_t j, int64_t slot,
-                               llvm::ArrayRef<std::string> problems) {
+bool CollectiveChecker::checkChunk(int64_t r, int64_t j) {
+  int64_t slot = outputSlot(r, j);
+  Operation *writer = evaluation->lastWriter(slot);
+  if (resultAtRootOnly(kind) && r != root) {
+    // The user may pass no receive buffer here (NCCL's convention); in place
+    // it is the rank's input, which is read-only on a non-root rank too.
+    if (!writer)
+      return true;
+    return report(writer, r, j,
+                  {"is written, but only the root's output belongs to the " +
+                   collectiveName(kind).str() +
+                   " (other ranks may pass no receive buffer): keep partial "
+                   "results in scratch"});
+  }
+  if (!report(writer, r, j,
+              differences(r, j, contributionsOf(evaluation->value(slot).expr),
+                          writer != nullptr)))
+    return false;
+  return checkLastElement(r, j);
+}
+
+const Evaluation &CollectiveChecker::atResidue(int64_t residue) {
+  std::unique_ptr<Evaluation> &entry = residueEvaluations[residue];
+  if (!entry) {
+    entry = std::make_unique<Evaluation>(model, pool, inputs, residue);
+    entry->run();
+  }
+  return *entry;
+}
+
+bool CollectiveChecker::checkLastElement(int64_t r, int64_t j) {
+  int64_t slot = outputSlot(r, j);
+  const SlotValue &body = evaluation->value(slot);
+  Residues wrong = evaluation->lastElement(slot).minus(body.last);
+  std::optional<int64_t> residue = wrong.first();
+  if (!residue)
+    return true;
+  // What the last element holds at that residue, to say what is wrong.
+  const Evaluation &at = atResidue(*residue);
+  const SlotValue &last = at.value(slot);
+  Operation *writer = at.lastWriter(slot);
+  std::vector<std::string> problems =
+      differences(r, j, contributionsOf(last.expr), writer != nullptr);
+  if (problems.empty())
+    problems.push_back("is computed as " + pool.str(last.expr) +
+                       " while the rest of the chunk is " +
+                       pool.str(body.expr) +
+                       ", in another order (so its bits may differ)");
+  int64_t k = model.layout.chunks();
+  int64_t count = model.layout.smallestCount(*residue);
+  std::string when;
+  llvm::raw_string_ostream os(when);
+  os << "at count " << count;
+  if (k > 1)
+    os << " (and every count q*" << k << " + " << *residue << ")";
+  os << ", the last element of";
+  return report(writer ? writer : evaluation->lastWriter(slot), r, j,
+                problems, when);
+}
+
+bool CollectiveChecker::checkSameBits() {
+  if (kind != CollectiveKind::allreduce && kind != CollectiveKind::allgather &&
+      kind != CollectiveKind::broadcast)
+    return true;
+  bool ok = true;
+  for (int64_t j = 0; j < outChunks; ++j) {
+    ExprId first = evaluation->value(outputSlot(0, j)).expr;
+    for (int64_t r = 1; r < ranks; ++r) {
+      int64_t slot = outputSlot(r, j);
+      ExprId expr = evaluation->value(slot).expr;
+      if (expr == first)
+        continue;
+      ok = report(evaluation->lastWriter(slot), r, j,
+                  {"is " + pool.str(expr) + ", but rank 0's is " +
+                   pool.str(first) +
+                   ": the ranks reduce in different orders, so their bits "
+                   "may differ (+ is the reduction operator, applied left to "
+                   "right in the element type); reduce the sources in the "
+                   "same order on every rank"}) &&
+           ok;
+      break;
+    }
+  }
+  return ok;
+}
+
+std::string CollectiveChecker::contribution(uint32_t key) const {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "rank " << key / inChunks << " input chunk " << key % inChunks;
+  return text;
+}
+
+bool CollectiveChecker::report(Operation *at, int64_t r, int64_t j,
+                               llvm::ArrayRef<std::string> problems,
+                               llvm::StringRef count) {
   if (problems.empty())
     return true;
   if (reports >= kMaxReports) {
@@ -332,10 +319,12 @@ bool CollectiveChecker::report(int64_t r, int64_t j, int64_t slot,
     return false;
   }
   ++reports;
-  Operation *at = lastWriter[slot] ? lastWriter[slot] : program.getOperation();
-  InFlightDiagnostic diag = at->emitError();
-  diag << collectiveName(kind) << " postcondition fails: rank " << r
-       << " output chunk " << j << " " << problems.front();
+  InFlightDiagnostic diag =
+      (at ? at : program.getOperation())->emitError();
+  diag << collectiveName(kind) << " postcondition fails: ";
+  if (!count.empty())
+    diag << count << " ";
+  diag << "rank " << r << " output chunk " << j << " " << problems.front();
   if (problems.size() > 1)
     diag << " (and " << problems.size() - 1 << " more difference"
          << (problems.size() > 2 ? "s" : "") << ")";
@@ -349,10 +338,8 @@ LogicalResult CollectiveChecker::run() {
   }
   if (failed(setUp()))
     return failure();
-  Scheduler scheduler(model);
-  bool finished = scheduler.run(
-      [&](int block, int step) { execute(model.blocks[block].steps[step]); });
-  if (!finished)
+  evaluation = std::make_unique<Evaluation>(model, pool, inputs);
+  if (!evaluation->run())
     return program.emitError()
            << "cannot prove the " << collectiveName(kind)
            << " postcondition: the program does not run to completion "
@@ -361,6 +348,8 @@ LogicalResult CollectiveChecker::run() {
   for (int64_t r = 0; r < ranks; ++r)
     for (int64_t j = 0; j < outChunks; ++j)
       ok &= checkChunk(r, j);
+  if (ok)
+    ok = checkSameBits();
   if (suppressed)
     program.emitError() << suppressed << " more output chunks are wrong";
   return success(ok);

@@ -1,10 +1,11 @@
 //===- Contributions.h - Multisets of (origin rank, input chunk) ----------===//
 //
-// The symbolic value of a chunk in mscl-check-collective: which input chunks
-// of which ranks were combined into it, with multiplicity. A sorted vector of
-// (key, count) pairs; keys are `rank * inputChunks + chunk`, and one key
-// stands for uninitialised data (a scratch or output chunk read before
-// anything wrote it).
+// What the collective's postcondition is stated in: which input chunks of
+// which ranks were combined into a chunk, with multiplicity. A sorted
+// vector of (key, count) pairs; keys are `rank * inputChunks + chunk`, and
+// one key stands for uninitialised data (a scratch or output chunk read
+// before anything wrote it). Computed from a chunk's expression
+// (ExprPool::contributions).
 //
 //===----------------------------------------------------------------------===//
 #ifndef MSCL_LIB_VERIFICATION_CONTRIBUTIONS_H
@@ -24,18 +25,14 @@ public:
   static constexpr uint32_t kUninitialised = UINT32_MAX;
 
   Contributions() = default;
-  static Contributions single(uint32_t key) {
+  /// From (key, count) entries sorted by key.
+  static Contributions fromEntries(llvm::ArrayRef<Entry> sorted) {
     Contributions c;
-    c.entries.push_back({key, 1});
+    c.entries.assign(sorted.begin(), sorted.end());
     return c;
   }
-  /// The multiset sum of `parts`.
-  static Contributions sum(llvm::ArrayRef<const Contributions *> parts);
 
   llvm::ArrayRef<Entry> getEntries() const { return entries; }
-  bool hasUninitialised() const {
-    return !entries.empty() && entries.back().first == kUninitialised;
-  }
   bool operator==(const Contributions &other) const {
     return entries == other.entries;
   }

@@ -10,8 +10,9 @@
 //
 // A block of the group learns that every block passed a point only through
 // another block that waited for the group: a wait consumes the increments
-// of all G blocks (as does a read of a group's LL packets, which spins on
-// every block's slice). So this check keeps vector clocks as the race
+// of all G blocks. (A read of LL packets tells only of the blocks whose
+// packets it spins on: of a single writing block, to a single reading
+// block.) So this check keeps vector clocks as the race
 // detector does and, per group, the latest epoch of its own that came back
 // to it through such a join. Before each signal on a channel, that epoch
 // must have reached the group's previous signal on the channel. Pipeline
@@ -113,9 +114,14 @@ void DriftChecker::step(int block, int stepIndex) {
     join(block, queue.front());
     queue.pop_front();
   }
-  if (step.readsPackets)
+  // A read of LL packets proves that their writer passed its put, where
+  // it spins on the writer's packets: every packet of one writing block,
+  // read by one block. A group's block spins only on the stripes it owns,
+  // and a group writes a chunk through the blocks owning its stripes, at
+  // small counts not all of them (execution-model.md).
+  if (step.readsPackets && model.blocks[block].group == 1)
     for (const Move &move : step.moves)
-      for (const Range &src : move.srcs) {
+      for (const Range &src : move.sources()) {
         if (!model.isPacket(src))
           continue;
         for (int64_t j = 0; j < src.count; ++j) {
@@ -123,6 +129,8 @@ void DriftChecker::step(int block, int stepIndex) {
           if (it == scheduler.packetWriters().end())
             continue;
           StepRef writer = it->second.front();
+          if (model.blocks[writer.block].group > 1)
+            continue;
           auto clock = packetClocks.find({writer.block, writer.step});
           if (clock != packetClocks.end())
             join(block, clock->second);

@@ -44,7 +44,8 @@ LogicalResult mscl::verify::checkPacketWriters(const ProgramModel &model,
   // Reads of packets nobody writes.
   for (const Block &block : model.blocks)
     for (const Step &step : block.steps)
-      model.forEachPacketRead(step, [&](const Range &src, int64_t j) {
+      model.forEachPacketRead(step, [&](const Move &, const Range &src,
+                                    int64_t j) {
         int64_t slot = model.slot(src, j);
         if (writers.count(slot) || !reported.insert(step.op).second)
           return;

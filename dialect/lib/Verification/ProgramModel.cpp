@@ -20,6 +20,7 @@ ProgramModel::ProgramModel(ProgramOp program, int pipelineCopies,
     : program(program), launches(std::max(1, launches)) {
   ranks = static_cast<int64_t>(program.getRanks());
   chunks = std::max<int64_t>(1, static_cast<int64_t>(program.getChunks()));
+  layout = ChunkLayout(chunks);
   // Buffers first: slots of one rank are laid out buffer after buffer.
   for (auto buffer : program.getBodyBlock().getOps<BufferOp>()) {
     BufferInfo info;
@@ -143,8 +144,13 @@ void ProgramModel::repeatLaunches() {
         if (launchCopy(/*packet=*/true, launch) == 1)
           for (Move &move : step.moves) {
             toOddHalf(move.dst);
-            for (Range &src : move.srcs)
-              toOddHalf(src);
+            if (llvm::any_of(move.sources(),
+                             [&](const Range &r) { return isPacket(r); })) {
+              auto odd = std::make_shared<SmallVector<Range, 2>>(*move.srcs);
+              for (Range &src : *odd)
+                toOddHalf(src);
+              move.srcs = std::move(odd);
+            }
           }
         block.steps.push_back(std::move(step));
       }
@@ -166,30 +172,11 @@ int ProgramModel::channelOf(Attribute ref) const {
   return it == channelIndex.end() ? -1 : it->second;
 }
 
-/// An operation moves as many elements as its smallest operand holds; at
-/// chunk granularity that is the smallest chunk count.
-static void truncate(Move &move) {
-  int64_t count = move.dst.count;
-  for (const Range &src : move.srcs)
-    count = std::min(count, src.count);
-  move.dst.count = count;
-  for (Range &src : move.srcs)
-    src.count = count;
-}
-
-/// Marks every move whose sources equal the previous move's.
+/// Marks every move whose sources are the previous move's.
 static void markSharedSources(Step &step) {
-  for (size_t m = 1; m < step.moves.size(); ++m) {
-    const Move &prev = step.moves[m - 1];
-    Move &move = step.moves[m];
-    move.sharesSources =
-        move.srcs.size() == prev.srcs.size() &&
-        llvm::all_of(llvm::zip(move.srcs, prev.srcs), [](auto pair) {
-          const Range &a = std::get<0>(pair), &b = std::get<1>(pair);
-          return a.rank == b.rank && a.buffer == b.buffer &&
-                 a.index == b.index && a.count == b.count;
-        });
-  }
+  for (size_t m = 1; m < step.moves.size(); ++m)
+    step.moves[m].sharesSources =
+        step.moves[m].srcs == step.moves[m - 1].srcs;
 }
 
 void ProgramModel::appendRanges(const ActionOperand &operand,
@@ -207,17 +194,30 @@ void ProgramModel::appendRanges(const ActionOperand &operand,
 }
 
 void ProgramModel::addData(Step &step, const Action &action) {
-  SmallVector<Range, 4> srcs;
+  SmallVector<Range, 4> reads;
   for (const ActionOperand &read : action.reads)
-    appendRanges(read, srcs);
-  // One move per written chunk, all from the same sources.
+    appendRanges(read, reads);
+  // One move per written chunk, all from the same sources; an operation
+  // moves as many chunks as its smallest operand holds.
+  Sources shared;
   for (const ActionOperand &write : action.writes) {
     SmallVector<Range, 1> dsts;
     appendRanges(write, dsts);
     for (const Range &dst : dsts) {
       Move move;
       move.dst = dst;
-      move.srcs.assign(srcs.begin(), srcs.end());
+      int64_t count = dst.count;
+      for (const Range &src : reads)
+        count = std::min(count, src.count);
+      move.dst.count = count;
+      if (!shared || (!shared->empty() && shared->front().count != count)) {
+        auto srcs = std::make_shared<SmallVector<Range, 2>>(reads.begin(),
+                                                            reads.end());
+        for (Range &src : *srcs)
+          src.count = count;
+        shared = std::move(srcs);
+      }
+      move.srcs = shared;
       // Only a write into the peer travels on the channel; reads through a
       // channel (get, read_reduce) and switch operands are the block's own
       // loads and stores.
@@ -228,7 +228,11 @@ void ProgramModel::addData(Step &step, const Action &action) {
         move.asyncSource = action.kind == Action::Kind::Copy &&
                            move.channel >= 0 && channels[move.channel].port;
       }
-      truncate(move);
+      move.switchReduce =
+          action.kind == Action::Kind::Reduce &&
+          llvm::any_of(action.reads, [](const ActionOperand &read) {
+            return read.reach == Reach::Group;
+          });
       step.moves.push_back(std::move(move));
     }
   }
@@ -288,9 +292,19 @@ void ProgramModel::decode(Operation *op, Operation *pipeline,
             step.channels.push_back(c);
   }
   for (const Move &move : step.moves)
-    for (const Range &src : move.srcs)
+    for (const Range &src : move.sources())
       step.readsPackets |= isPacket(src);
   steps.push_back(std::move(step));
+}
+
+Residues ProgramModel::movesLast(const Move &move, int64_t j) const {
+  auto last = [&](const Range &range) -> const Residues & {
+    return layout.lastElement(buffers[range.buffer].user, range.index + j);
+  };
+  Residues moved = last(move.dst);
+  for (const Range &src : move.sources())
+    moved &= last(src);
+  return moved;
 }
 
 std::string ProgramModel::blockName(int block) const {

@@ -12,6 +12,7 @@
 #ifndef MSCL_LIB_VERIFICATION_PROGRAMMODEL_H
 #define MSCL_LIB_VERIFICATION_PROGRAMMODEL_H
 
+#include "mscl/IR/MsclLayout.h"
 #include "mscl/IR/MsclOps.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -19,6 +20,7 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -33,12 +35,19 @@ struct Range {
   int64_t count = 1;
 };
 
+/// Sources of a move, shared by the moves of one action (a reduce_put to
+/// 255 peers holds its 256 sources once, in every launch of the model).
+using Sources = std::shared_ptr<const llvm::SmallVector<Range, 2>>;
+
 /// `dst[j] <- combine(srcs[*][j])` for j < dst.count. One source is a copy,
 /// several a reduction. `channel` is the channel that carries the data to a
 /// peer for put-like moves (-1 for local and switch moves).
 struct Move {
   Range dst;
-  llvm::SmallVector<Range, 2> srcs;
+  Sources srcs;
+  llvm::ArrayRef<Range> sources() const {
+    return srcs ? llvm::ArrayRef<Range>(*srcs) : llvm::ArrayRef<Range>();
+  }
   int channel = -1;
   /// A port-channel put: the proxy reads the source after the operation
   /// returned, until a flush on the channel.
@@ -46,6 +55,9 @@ struct Move {
   /// `srcs` are those of the previous move of the step (a reduce_put to
   /// several peers, a switch broadcast): its reads and its value serve.
   bool sharesSources = false;
+  /// A switch reduction: `srcs` are the group's ranks' chunks, combined in
+  /// the switch's own order.
+  bool switchReduce = false;
 };
 
 /// One operation of a thread block, decoded.
@@ -146,6 +158,8 @@ public:
   int64_t ranks = 0;
   /// K: the chunks per rank that the run-time count is cut into.
   int64_t chunks = 1;
+  /// Chunk sizes at every count.
+  ChunkLayout layout{1};
   std::vector<BufferInfo> buffers;
   llvm::StringMap<int> bufferIndex;
   std::vector<ChannelInfo> channels;
@@ -166,19 +180,24 @@ public:
   bool isPacket(const Range &range) const {
     return buffers[range.buffer].packet;
   }
-  /// Calls `fn(src, j)` for chunk j of every packet-buffer source a step
-  /// reads (the chunks its LL read spins on).
+  /// Calls `fn(move, src, j)` for chunk j of every packet-buffer source a
+  /// step reads (the chunks its LL read spins on).
   void forEachPacketRead(
       const Step &step,
-      llvm::function_ref<void(const Range &src, int64_t j)> fn) const {
+      llvm::function_ref<void(const Move &move, const Range &src, int64_t j)>
+          fn) const {
     if (!step.readsPackets)
       return;
     for (const Move &move : step.moves)
-      for (const Range &src : move.srcs)
+      for (const Range &src : move.sources())
         if (isPacket(src))
           for (int64_t j = 0; j < src.count; ++j)
-            fn(src, j);
+            fn(move, src, j);
   }
+
+  /// The residues at which chunk step `j` of `move` moves the last
+  /// elements of its chunks (mscl/IR/MsclLayout.h).
+  Residues movesLast(const Move &move, int64_t j) const;
 
   const Step &step(StepRef ref) const {
     return blocks[ref.block].steps[ref.step];

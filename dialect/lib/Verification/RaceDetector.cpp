@@ -2,9 +2,14 @@
 //
 // Vector clocks, one component per thread block. Every step ticks its
 // block's clock; its accesses carry that epoch. A wait joins the clock the
-// signalling block had at the signal it consumes; an LL read joins the clock
-// of the LL put that wrote its packets. An access B is ordered after access
-// A when B's block knows A's epoch.
+// signalling block had at the signal it consumes (the signal's release
+// fence orders the block's earlier accesses before it). An LL read joins
+// only the clock the writing block had when its launch started: seeing a
+// packet of this launch proves the writer's kernel runs, so its rank's
+// earlier launches and its caller are done, but nothing fences the
+// writer's earlier accesses of this launch before its packet stores
+// (docs/execution-model.md). The packet's own data is the packet checks'.
+// An access B is ordered after access A when B's block knows A's epoch.
 //
 // Two kinds of access do not happen at their operation's epoch:
 // - the remote write of a put on an HB memory or port channel becomes
@@ -118,7 +123,8 @@ struct RaceDetector::Impl {
         unflushed(model.channels.size()), blocksOfRank(model.ranks),
         launchEnds(model.blocks.size(),
                    std::vector<Snapshot>(model.launches)),
-        hostLaunch(model.ranks, -1), hostSnapshot(model.ranks) {
+        hostLaunch(model.ranks, -1), hostSnapshot(model.ranks),
+        launchStart(model.blocks.size()) {
     for (int b = 0, e = static_cast<int>(model.blocks.size()); b < e; ++b)
       blocksOfRank[model.blocks[b].rank].push_back(b);
   }
@@ -211,8 +217,10 @@ struct RaceDetector::Impl {
   /// again).
   std::vector<char> transferRaced;
   std::vector<RemoteWrite> remoteWrites;
-  /// Clocks of LL puts, for the reads of their packets.
+  /// Clocks of LL puts, for the reads of their packets: the writer's clock
+  /// at the start of its launch.
   llvm::DenseMap<std::pair<int, int>, Snapshot> packetClocks;
+
   llvm::DenseSet<std::pair<Operation *, Operation *>> reportedPairs;
   std::vector<llvm::SmallVector<int, 4>> blocksOfRank;
   /// Per block and launch: its clock after its last step of the launch.
@@ -225,6 +233,11 @@ struct RaceDetector::Impl {
   /// Per rank: the last launch its caller ran before, and its clock then.
   std::vector<int> hostLaunch;
   std::vector<Snapshot> hostSnapshot;
+  /// Per block: its clock when it started its current launch.
+  std::vector<Snapshot> launchStart;
+  /// (reader block, writer block) -> the reader's last read of the
+  /// writer's LL packets, for the note on a race between the two.
+  llvm::DenseMap<std::pair<int, int>, Operation *> llHeard;
   unsigned reports = 0;
   unsigned suppressed = 0;
 };
@@ -368,6 +381,15 @@ void RaceDetector::Impl::report(int64_t slot, const Access &prev,
   diag.attachNote(prev.op->getLoc())
       << (prevIsWrite ? "the unordered write" : "the unordered read")
       << (t ? " (a put on " + model.channelName(t->channel) + ")" : "");
+  // The reader heard from the other block through LL packets only.
+  if (Operation *heard = llHeard.lookup({cur.block, prev.block}))
+    diag.attachNote(heard->getLoc())
+        << "this reads LL packets of " << other
+        << ", which do not order what it did before them in this launch "
+           "(nothing fences its earlier accesses before its packet "
+           "stores): signal after the "
+        << (prevIsWrite ? "write" : "read")
+        << " and wait for the signal before this access";
 }
 
 void RaceDetector::Impl::read(int64_t slot, const Clock &clock,
@@ -421,6 +443,15 @@ void RaceDetector::Impl::step(int block, int stepIndex) {
   if (step.launch > 0 ? model.blocks[block].startsLaunch(stepIndex)
                       : model.launches > 1 && stepIndex == 0)
     startLaunch(block, step.launch);
+  if (stepIndex == 0 || model.blocks[block].startsLaunch(stepIndex)) {
+    // What an LL read of this launch's packets tells the reader: that this
+    // block's kernel started, so everything before it (its rank's previous
+    // launches, its caller) is done; nothing of this launch (no fence
+    // orders the block's earlier writes before its packet stores).
+    auto start = std::make_shared<Clock>(clock);
+    (*start)[block] = epoch - 1;
+    launchStart[block] = Snapshot{std::move(start), block, epoch - 1};
+  }
 
   for (int channel : step.waits) {
     int other = model.channels[channel].otherEnd;
@@ -431,14 +462,21 @@ void RaceDetector::Impl::step(int block, int stepIndex) {
     waitEpochs[channel].push_back(epoch);
   }
   Access plain{block, epoch, -1, step.op, step.launch};
-  model.forEachPacketRead(step, [&](const Range &src, int64_t j) {
+  model.forEachPacketRead(step, [&](const Move &, const Range &src,
+                                    int64_t j) {
     int64_t slot = model.slot(src, j);
     StepRef writer = scheduler.packetWriter(slot, step.launch);
     if (!writer.valid())
       return;
-    auto clockIt = packetClocks.find({writer.block, writer.step});
-    if (clockIt != packetClocks.end())
-      join(block, clockIt->second);
+    // Every LL read spins on at least its first packet, at every count
+    // (Elementwise.h), except in a group: there each block spins only on
+    // the stripes it owns, and a block owning none learns nothing.
+    if (model.blocks[block].group == 1) {
+      llHeard[{block, writer.block}] = step.op;
+      auto clockIt = packetClocks.find({writer.block, writer.step});
+      if (clockIt != packetClocks.end())
+        join(block, clockIt->second);
+    }
     if (model.launches > 1) {
       // A put two launches later already rewrote the packets: it ran before
       // this read, so nothing orders it after the read.
@@ -479,7 +517,7 @@ void RaceDetector::Impl::step(int block, int stepIndex) {
     }
     if (move.sharesSources && !move.asyncSource)
       continue; // read once for the previous move, at the same epoch
-    for (const Range &src : move.srcs) {
+    for (const Range &src : move.sources()) {
       if (model.isPacket(src))
         continue;
       Access access = plain;
@@ -525,7 +563,7 @@ void RaceDetector::Impl::step(int block, int stepIndex) {
   }
   for (const Move &move : step.moves)
     if (model.isPacket(move.dst)) {
-      packetClocks[{block, stepIndex}] = snapshot(block);
+      packetClocks[{block, stepIndex}] = launchStart[block];
       break;
     }
   if (model.launches > 1 && model.blocks[block].endsLaunch(stepIndex))
@@ -544,10 +582,12 @@ void RaceDetector::Impl::runHost(int64_t rank, int launch) {
     const BufferInfo &buffer = model.buffers[b];
     for (int64_t j = 0; j < buffer.chunks; ++j) {
       int64_t slot = model.slot(rank, b, j);
-      if (buffer.input)
+      // The caller's use of the user buffers: it writes the next input,
+      // and the output is its own again once the rank's kernel ended (it
+      // reads the result, may reuse the buffer, and may pass it at
+      // another count next time, where the chunks lie elsewhere).
+      if (buffer.input || buffer.output)
         write(slot, clock, access);
-      else if (buffer.output && launch > 0)
-        read(slot, clock, access);
     }
   }
   hostLaunch[rank] = launch;

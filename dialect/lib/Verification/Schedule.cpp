@@ -63,7 +63,7 @@ bool Scheduler::canRun(int block, const Step &step, Blocker *why) const {
   if (!step.readsPackets)
     return true;
   for (const Move &move : step.moves)
-    for (const Range &src : move.srcs) {
+    for (const Range &src : move.sources()) {
       if (!model.isPacket(src))
         continue;
       for (int64_t j = 0; j < src.count; ++j) {

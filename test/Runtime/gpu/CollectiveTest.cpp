@@ -38,6 +38,7 @@
 
 #include "AheadCompiler.h"
 #include "GpuTestUtil.h"
+#include "ProofExprs.h"
 #include "TestFiles.h"
 
 #include <algorithm>
@@ -70,6 +71,9 @@ struct Options {
   int ranks = 0;      ///< 0: one per GPU
   int nodes = 0;      ///< virtual nodes (0: none set)
   RankLayout layout;  ///< the GPU of each rank
+  /// Check every result bit for bit against the static proof's
+  /// expressions (mscclc --emit=exprs), not against the collective.
+  bool exprs = false;
 };
 
 std::vector<std::string> split(const std::string &s) {
@@ -91,6 +95,8 @@ struct Example {
   int root = 0;
   std::string skipReason; ///< compile refused (e.g. needs several nodes)
   bool switchChannels = false;
+  /// With --exprs: what the proof says every output element holds.
+  gputest::ProofExprs exprs;
 };
 
 /// Where a sweep's time goes, summed over its cases (printed at its end).
@@ -371,6 +377,17 @@ size_t verify(const Example &ex, const Buffers &b, int n, int rank, size_t count
     MSCCLC_CUDA_OR_EXIT(cudaMemcpy(host, b.outPtr, b.recvElemsN * sizeOf(t),
                                    cudaMemcpyDeviceToHost));
   }
+  if (!ex.exprs.nodes.empty()) {
+    // Bit for bit what the proof says, each element from the inputs.
+    Stopwatch watch(&time.compares);
+    unsigned char one[8];
+    auto input = [&](int q, size_t i) {
+      fill(t, one, i, 1, seedOf(q, count, t, round));
+      return load(t, one, 0);
+    };
+    return gputest::checkProofExprs(ex.exprs, rank, count, t, gOp, host, input,
+                                    what);
+  }
   // Every rank of allreduce, allgather and broadcast expects the same
   // result: computed once per case, not once per rank.
   struct Expected {
@@ -454,7 +471,7 @@ void stageExamples(const Options &o, const std::string &dir,
 }
 
 Example compileExample(const std::string &dir, const std::string &name, int n,
-                       int instances, int gpusPerNode) {
+                       int instances, int gpusPerNode, bool exprs) {
   Example ex;
   ex.name = name;
   ex.path = dir + "/" + name + ".mscl";
@@ -480,6 +497,19 @@ Example compileExample(const std::string &dir, const std::string &name, int n,
     exit(1);
   }
   ex.collective = collective;
+  if (exprs) {
+    std::string args = "--ranks " + std::to_string(n);
+    if (instances > 0)
+      args += " --instances " + std::to_string(instances);
+    if (gpusPerNode > 0)
+      args += " --gpus-per-node " + std::to_string(gpusPerNode);
+    std::string error;
+    if (!gputest::loadProofExprs(getenv("MSCCLC_COMPILER"), ex.path, args,
+                                 &ex.exprs, &error)) {
+      fprintf(stderr, "%s: %s\n", name.c_str(), error.c_str());
+      exit(1);
+    }
+  }
   int switchChannels = 0;
   MSCCLC_OR_EXIT(mscclcProgramUsesSwitchChannels(ex.program, &switchChannels));
   ex.switchChannels = switchChannels == 1;
@@ -767,7 +797,7 @@ Tally runModel(const Options &o, const std::string &dir,
       variants.size(), o.types.size() * ranks.size(), threads,
       [&](size_t i) {
         examples[i] = compileExample(dir, variants[i], n, o.instances,
-                                     o.nodes > 1 ? n / o.nodes : 0);
+                                     o.nodes > 1 ? n / o.nodes : 0, o.exprs);
       },
       [&](size_t i, size_t k) {
         const Example &ex = examples[i];
@@ -826,6 +856,7 @@ int main(int argc, char **argv) {
     else if (a == "--max-bytes") o.maxBytes = size_t(strtoull(next().c_str(), nullptr, 0));
     else if (a == "--repeat") o.repeat = atoi(next().c_str());
     else if (a == "--quick") o.quick = true;
+    else if (a == "--exprs") o.exprs = true;
     else if (a == "--instances") o.instances = atoi(next().c_str());
     else if (a == "--memalloc") o.cuMem = true;
     else if (a == "--ranks") o.ranks = atoi(next().c_str());
@@ -843,6 +874,18 @@ int main(int argc, char **argv) {
       }
     } else {
       fprintf(stderr, "unknown argument %s\n", a.c_str());
+      return 1;
+    }
+  }
+  if (o.exprs) {
+    for (DType t : o.types)
+      if (!gputest::exactInDouble(t)) {
+        fprintf(stderr, "--exprs checks f32, f64 and integer types bit for "
+                        "bit; not %s\n", gputest::name(t));
+        return 1;
+      }
+    if (gOp == mscclcAvg) {
+      fprintf(stderr, "--exprs takes --op sum, prod, min or max\n");
       return 1;
     }
   }

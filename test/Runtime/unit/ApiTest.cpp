@@ -63,7 +63,7 @@ std::string writeFakeCompiler(const std::string &plan) {
   return path;
 }
 
-const char *kPlan = R"({"format": "mscclc-plan", "version": 1, "abiVersion": 2,
+const char *kPlan = R"({"format": "mscclc-plan", "version": 1, "abiVersion": 3,
   "name": "tiny", "collective": "allreduce", "ranks": 2, "chunks": 1,
   "inputChunks": 1, "outputChunks": 1, "inPlace": false,
   "threadsPerBlock": 256, "scratch": [],

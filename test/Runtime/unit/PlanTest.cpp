@@ -16,7 +16,7 @@ std::string planText(const std::string &rank0Extra = "",
                      const std::string &top = "\"version\": 1") {
   return R"({
   "format": "mscclc-plan", )" +
-         top + R"(, "abiVersion": 2,
+         top + R"(, "abiVersion": 3,
   "name": "allreduce_1pa", "collective": "allreduce",
   "ranks": 2, "gpusPerNode": 2, "instances": 1,
   "chunks": 1, "inputChunks": 1, "outputChunks": 1,
@@ -234,7 +234,7 @@ TEST(PlanTest, RejectsBadPlans) {
   bad.replace(bad.find("\"threadsPerBlock\": 512"), 22, "\"threadsPerBlock\": 100");
   expectError(bad, "multiple of 32");
   bad = text;
-  bad.replace(bad.find("\"abiVersion\": 2"), 15, "\"abiVersion\": 9");
+  bad.replace(bad.find("\"abiVersion\": 3"), 15, "\"abiVersion\": 9");
   expectError(bad, "ABI");
 }
 

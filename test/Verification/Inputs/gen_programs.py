@@ -52,7 +52,9 @@ def one_pa(n, blocks):
             for p in range(n):
                 if p != r:
                     out.append(f"      mscl.put @{name('ll', r, p, b)} to {chunk(p, 'recv', r * k + b)} from {chunk(r, 'input', b)}")
-            srcs = [chunk(r, "input", b)] + [chunk(r, "recv", p * k + b) for p in range(n) if p != r]
+            # In rank order on every rank: the same bits everywhere.
+            srcs = [chunk(r, "input", b) if p == r else chunk(r, "recv", p * k + b)
+                    for p in range(n)]
             out.append(f"      mscl.reduce to {chunk(r, 'output', b)} from [{', '.join(srcs)}]")
             out.append("    }")
         out.append("  }")

@@ -31,13 +31,17 @@ struct CompileOptions {
   bool staticProof = true;
   /// The proof over back-to-back launches (mscl-check-launches) as well.
   bool acrossLaunches = true;
+  /// Translation validation of the optimisation passes
+  /// (mscl/Verification/TranslationValidation.h).
+  bool validateTranslation = true;
 };
 
 /// Evaluates `module` for `options.frontend`, lowers it to the mscl
 /// dialect and runs the requested passes in one pass manager, which
 /// `configure` (if given) may set up first (the driver applies its
 /// --mlir-* options there). Returns null after an error, reported through
-/// `ctx`'s diagnostic engine.
+/// `ctx`'s diagnostic engine (a translation validation failure, an internal
+/// error, is printed to stderr).
 mlir::OwningOpRef<mlir::ModuleOp>
 compileModule(const ast::Module &module, const CompileOptions &options,
               mlir::MLIRContext &ctx,

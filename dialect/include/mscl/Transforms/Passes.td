@@ -91,6 +91,17 @@ def MsclMergeSync : Pass<"mscl-merge-sync", "mscl::ProgramOp"> {
   }];
 }
 
+def MsclTestReorderSources
+    : Pass<"mscl-test-reorder-sources", "mscl::ProgramOp"> {
+  let summary = "Swaps two sources of a reduction (a planted bug, for tests)";
+  let description = [{
+    Swaps the last two sources of the first `mscl.reduce` of the last rank
+    that has one with two or more sources: the program still sums the same
+    contributions, in another order, so its ranks may disagree in bits. A
+    wrong pass on purpose, to show that translation validation names it.
+  }];
+}
+
 def MsclMergeReduce : Pass<"mscl-merge-reduce", "mscl::ProgramOp"> {
   let summary = "Merges reduces (read_reduces) into one destination";
   let description = [{

@@ -234,7 +234,10 @@ __device__ MSCCLC_OP_INLINE void packetOp(const Ctx &ctx, const Site &site,
   static_assert(NS + NK >= 1, "an operation needs a source");
   static_assert(NK == 0 || NS + NK <= 64, "Order has a bit per source");
   const u64 bytes = n * sizeof(T);
-  const u64 steps = (bytes + kStepBytes - 1) / kStepBytes;
+  // An empty operation still writes (or waits for) its first packet, with
+  // the flag alone: so reading a chunk's packets always tells the reader
+  // that the writer's kernel runs, at every count (docs/execution-model.md).
+  const u64 steps = bytes == 0 ? 1 : (bytes + kStepBytes - 1) / kStepBytes;
   constexpr u64 perStep = kStepBytes / sizeof(T);
   for (u64 q = threadIdx.x; q < steps; q += blockDim.x) {
     const u32 valid =
@@ -285,13 +288,24 @@ __device__ __forceinline__ void elementwise(const Ctx &ctx, const Site &site,
 struct Range {
   u64 begin, end;
   __device__ u64 size() const { return end - begin; }
+  /// The end of a group block's walk over its runs (groupNext).
+  __device__ bool done() const { return begin == MSCCLC_GROUP_NONE; }
 };
 
-/// Slice `index` of `parts` of r (Layout.h: cut at multiples of 16 bytes).
-__device__ __forceinline__ Range groupSlice(Range r, u32 index, u32 parts) {
+/// The runs of `whole` that block `index` of a group of `parts` owns
+/// (Layout.h: stripes of `stripe` elements, the same in every operation of
+/// the group): the first, then each next one, until `done`.
+__device__ __forceinline__ Range groupFirst(Range whole, u32 index, u32 parts,
+                                            u64 stripe) {
   u64 b = 0, e = 0;
-  mscclc_group_slice(r.size(), index, parts, sizeof(T), &b, &e);
-  return Range{r.begin + b, r.begin + e};
+  mscclc_group_first(whole.begin, whole.end, index, parts, stripe, &b, &e);
+  return Range{b, e};
+}
+__device__ __forceinline__ Range groupNext(Range whole, Range prev, u32 parts,
+                                           u64 stripe) {
+  u64 b = 0, e = 0;
+  mscclc_group_next(prev.begin, prev.end, whole.end, parts, stripe, &b, &e);
+  return Range{b, e};
 }
 
 /// Iteration t of a pipeline with `unit` elements per iteration, applied

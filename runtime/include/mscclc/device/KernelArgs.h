@@ -13,7 +13,7 @@
 
 /// Bumped whenever a struct in this file changes layout. Generated kernels
 /// check `args.abiVersion` and record MSCCLC_ERR_ABI_MISMATCH on a mismatch.
-#define MSCCLC_ABI_VERSION 2u
+#define MSCCLC_ABI_VERSION 3u
 
 typedef unsigned int mscclc_u32;
 typedef unsigned long long mscclc_u64;
@@ -142,8 +142,12 @@ typedef struct MscclcKernelArgs {
   mscclc_u32 flags;      ///< reserved, 0
   void *input;           ///< user input (== output when the plan is in place)
   void *output;          ///< user output
-  void *scratch;         ///< scratch region, plan scratch size for `count`
+  void *scratch;         ///< scratch region, plan scratch size for scratchCount
   mscclc_u64 count;      ///< element count, NCCL convention (docs/plan.md)
+  /// The count the scratch region is laid out for (>= count): where every
+  /// scratch buffer and chunk lies, so that launches at different counts
+  /// use the same bytes for the same chunk (docs/kernel-abi.md).
+  mscclc_u64 scratchCount;
   const MscclcMemoryChannel *memoryChannels; ///< device array, plan order
   const MscclcPortChannel *portChannels;     ///< device array, plan order
   const MscclcSwitchChannel *switchChannels; ///< device array, plan order

@@ -63,18 +63,76 @@ MSCCLC_HD mscclc_u64 mscclc_pipeline_trips(mscclc_u64 chunkElems,
   return (chunkElems + unitElems - 1) / unitElems;
 }
 
-/// The part of an operation's n elements that block `index` of a group of
-/// `parts` thread blocks moves: [*begin, *end), cut at multiples of 16
-/// bytes so that every slice keeps the vector alignment of the whole (and
-/// LL packet and step boundaries); the last slices may be empty.
-MSCCLC_HD void mscclc_group_slice(mscclc_u64 n, mscclc_u64 index,
-                                  mscclc_u64 parts, mscclc_u64 elemSize,
-                                  mscclc_u64 *begin, mscclc_u64 *end) {
+/// Thread-block groups. Every operation of a group of `parts` blocks is
+/// split the same way: position p of a chunk (counted from the chunk's
+/// first element) belongs to block (p / stripe) % parts, whatever the
+/// operation and however many elements it moves. So a block only ever
+/// reads what it wrote itself, or what a signal or an LL packet ordered
+/// before it, and the group behaves as `parts` copies of one block on
+/// disjoint parts of every chunk (docs/execution-model.md).
+///
+/// The stripe is a multiple of 16 bytes, so every part keeps the vector
+/// alignment and the LL packet and step boundaries of the whole: the
+/// largest chunk (`chunkElems`, a scratch chunk) cut in `parts`, or, when
+/// the group runs pipelines, one iteration's unit (`unitElems`, 0 when
+/// there is none) cut in `parts`, so that every iteration keeps every
+/// block busy.
+MSCCLC_HD mscclc_u64 mscclc_group_stripe(mscclc_u64 chunkElems,
+                                         mscclc_u64 unitElems,
+                                         mscclc_u64 parts,
+                                         mscclc_u64 elemSize) {
   const mscclc_u64 align = 16 / elemSize;
-  const mscclc_u64 per = ((n + parts - 1) / parts + align - 1) / align * align;
-  const mscclc_u64 b = per * index < n ? per * index : n;
+  const mscclc_u64 whole =
+      unitElems != 0 && unitElems < chunkElems ? unitElems : chunkElems;
+  const mscclc_u64 per = ((whole + parts - 1) / parts + align - 1) / align;
+  return (per == 0 ? 1 : per) * align;
+}
+
+/// No run: the end of a block's walk over its runs.
+#define MSCCLC_GROUP_NONE (~0ull)
+
+/// The first run of [whole_begin, whole_end) that block `index` of a group
+/// owns (mscclc_group_stripe), in [*begin, *end_); *begin ==
+/// MSCCLC_GROUP_NONE when it owns none. An empty range belongs to the
+/// owner of its position, who does the operation on it once: an operation
+/// on LL packets still writes (or waits for) the first packet there.
+MSCCLC_HD void mscclc_group_first(mscclc_u64 whole_begin, mscclc_u64 whole_end,
+                                  mscclc_u64 index, mscclc_u64 parts,
+                                  mscclc_u64 stripe, mscclc_u64 *begin,
+                                  mscclc_u64 *end_) {
+  const mscclc_u64 k = whole_begin / stripe;
+  const mscclc_u64 owner = k % parts;
+  *begin = *end_ = MSCCLC_GROUP_NONE;
+  if (whole_begin >= whole_end) {
+    if (owner == index)
+      *begin = *end_ = whole_begin;
+    return;
+  }
+  const mscclc_u64 mine = k + (index + parts - owner) % parts;
+  const mscclc_u64 b = mine == k ? whole_begin : mine * stripe;
+  if (b >= whole_end)
+    return;
+  const mscclc_u64 e = (mine + 1) * stripe;
   *begin = b;
-  *end = b + per < n ? b + per : n;
+  *end_ = e < whole_end ? e : whole_end;
+}
+
+/// The run block `index` owns after [prev_begin, prev_end), one of its runs
+/// of [.., whole_end): the same stripe `parts` stripes on, clipped, or
+/// MSCCLC_GROUP_NONE.
+MSCCLC_HD void mscclc_group_next(mscclc_u64 prev_begin, mscclc_u64 prev_end,
+                                 mscclc_u64 whole_end, mscclc_u64 parts,
+                                 mscclc_u64 stripe, mscclc_u64 *begin,
+                                 mscclc_u64 *end_) {
+  *begin = *end_ = MSCCLC_GROUP_NONE;
+  if (prev_begin >= prev_end)
+    return; // an empty range is done once
+  const mscclc_u64 b = (prev_begin / stripe + parts) * stripe;
+  if (b >= whole_end)
+    return;
+  const mscclc_u64 e = b + stripe;
+  *begin = b;
+  *end_ = e < whole_end ? e : whole_end;
 }
 
 MSCCLC_HD mscclc_u64 mscclc_align_scratch(mscclc_u64 bytes) {

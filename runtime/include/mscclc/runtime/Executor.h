@@ -163,6 +163,10 @@ private:
   };
   ScratchLayout scratchNeed(uint64_t count) const;
   bool scratchFits(uint64_t count) const;
+  /// The largest count whose plan scratch fits in `bytes`: the count the
+  /// scratch is laid out for, so that every count up to it finds each
+  /// chunk in the same bytes (docs/runtime.md, "Scratch").
+  uint64_t layoutCountFor(uint64_t bytes, uint64_t atLeast) const;
   /// The buffers the kernel works on for the caller's (staging or not).
   const void *kernelInput(const void *input) const;
   void *kernelOutput(void *output) const;
@@ -280,6 +284,9 @@ private:
 
   void *scratch_ = nullptr;
   ScratchLayout layout_; ///< capacities of scratch_'s parts (total: its size)
+  /// The count the plan's scratch part is laid out for (kernel argument
+  /// scratchCount): every launch at a count up to it uses that layout.
+  uint64_t scratchCount_ = 0;
   std::vector<std::vector<PeerPointer>> peerScratch_;
 
   // Port channels.

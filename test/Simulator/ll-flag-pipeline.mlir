@@ -1,7 +1,10 @@
-// Packets written in pipeline iterations 0, 1, ... carry flags 0, 1, ...;
-// a read outside the pipeline expects flag 0 on the whole chunk.
-// RUN: not mscclc --simulate %s --schedules 3 --bytes 4K 2>&1 | FileCheck %s
-// CHECK: fail-ll-flag.mlir:[[@LINE+17]]:7: error: LL packets with a later flag: rank 1 tb 0 reads rank 1 recv[0] (elements 0..1023) expecting flag 0, but some packets carry the flag of a later pipeline iteration
+// Packets written in pipeline iterations 0, 1, ... each land in their own
+// slice of the chunk, all with the launch's flag (as the kernels write
+// them): a read outside the pipeline takes the whole chunk, every packet
+// carrying the flag it expects. One launch only (--single-launch): rank 0
+// never hears from rank 1, so back to back it could run two launches ahead.
+// RUN: mscclc --simulate %s --single-launch --schedules 3 --bytes 4K,12,4100 | FileCheck %s
+// CHECK: PASS
 mscl.program @ll_flag attributes {collective = #mscl.collective<custom>,
     ranks = 2 : i64, gpus_per_node = 2 : i64, instances = 1 : i64,
     chunks = 1 : i64, input_chunks = 1 : i64, output_chunks = 1 : i64} {
