@@ -3,7 +3,7 @@
 // The block prologue/epilogue (LL flag, persistent wait counters) and the
 // channel-level operations generated code calls. Include order: this file
 // pulls in every other device header (the vendor's through Vendor.h;
-// multimem on CUDA only).
+// multimem on CUDA only, not in the CPU emulation).
 //
 //===----------------------------------------------------------------------===//
 #ifndef MSCCLC_DEVICE_DEVICE_H
@@ -16,7 +16,7 @@
 #include "mscclc/device/Packet.h"
 #include "mscclc/device/Sync.h"
 #include "mscclc/device/Types.h"
-#if !MSCCLC_TARGET_HIP
+#if !MSCCLC_TARGET_HIP && !MSCCLC_TARGET_HOST
 #include "mscclc/device/cuda/Multimem.h"
 #endif
 

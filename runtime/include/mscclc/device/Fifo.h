@@ -35,6 +35,17 @@ __device__ __forceinline__ MscclcTrigger makeTrigger(u64 type, u32 proxyId,
   return t;
 }
 
+/// The proxy's tail. The CPU emulation (MSCCLC_TARGET_HOST) reads it with
+/// acquire: its proxy publishes the tail with release after finishing the
+/// entries before it, which a race checker must see when a flush returns.
+__device__ __forceinline__ u64 loadTail(const MscclcFifo &fifo) {
+#if MSCCLC_TARGET_HOST
+  return __atomic_load_n(fifo.tail, __ATOMIC_ACQUIRE);
+#else
+  return *fifo.tail;
+#endif
+}
+
 /// The wait of fifoPush while the FIFO is full (outlined with
 /// MSCCLC_OUTLINE_OPS). False when it stayed full past the time-out
 /// (recorded).
@@ -45,7 +56,7 @@ __device__ MSCCLC_OP_INLINE bool fifoWaitForRoom(const Ctx &ctx, const Site &sit
   Site full = site;
   full.op = MSCCLC_OPC_FIFO_PUSH;
   for (;;) {
-    const u64 tail = *fifo.tail;
+    const u64 tail = loadTail(fifo);
     if (index - tail < fifo.capacity)
       return true;
     if (spin.poll(ctx, full, index, tail))
@@ -59,7 +70,7 @@ __device__ __forceinline__ u64 fifoPush(const Ctx &ctx, const Site &site,
                                         const MscclcFifo &fifo,
                                         MscclcTrigger t) {
   const u64 index = atomicAdd(fifo.head, 1ull);
-  if (index - *fifo.tail >= fifo.capacity &&
+  if (index - loadTail(fifo) >= fifo.capacity &&
       !fifoWaitForRoom(ctx, site, fifo, index))
     return ~0ull;
   MscclcTrigger *slot = fifo.triggers + index % fifo.capacity;
@@ -107,7 +118,7 @@ __device__ MSCCLC_OP_INLINE bool fifoSyncSpin(const Ctx &ctx, const Site &site,
   Site flush = site;
   flush.op = MSCCLC_OPC_FLUSH;
   for (;;) {
-    const u64 tail = *fifo.tail;
+    const u64 tail = loadTail(fifo);
     if (tail > index)
       return true;
     if (spin.poll(ctx, flush, index + 1, tail))

@@ -16,6 +16,7 @@
 //
 // The rest of mscclc/device is vendor-neutral and shared. Multimem
 // (SwitchChannel) exists on NVIDIA only: mscclc/device/cuda/Multimem.h.
+// MSCCLC_TARGET_HOST selects the CPU emulation (host/Primitives.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef MSCCLC_DEVICE_VENDOR_H
@@ -24,7 +25,9 @@
 #include "mscclc/device/KernelArgs.h"
 #include "mscclc/device/Target.h"
 
-#if MSCCLC_TARGET_HIP
+#if MSCCLC_TARGET_HOST
+#include "mscclc/device/host/Primitives.h"
+#elif MSCCLC_TARGET_HIP
 #include "mscclc/device/hip/Primitives.h"
 #else
 #include "mscclc/device/cuda/Primitives.h"
