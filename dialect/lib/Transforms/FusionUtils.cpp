@@ -58,10 +58,11 @@ ChannelTable::ChannelTable(ProgramOp program) {
 }
 
 ChannelOp ChannelTable::lookup(Attribute ref) const {
-  auto symbol = dyn_cast<FlatSymbolRefAttr>(ref);
-  if (!symbol)
-    return {};
-  return channels.lookup(symbol.getValue());
+  auto [it, fresh] = byRef.try_emplace(ref);
+  if (fresh)
+    if (auto symbol = dyn_cast<FlatSymbolRefAttr>(ref))
+      it->second = channels.lookup(symbol.getValue());
+  return it->second;
 }
 
 SmallVector<Attribute> mscl::chunkList(ArrayAttr array) {

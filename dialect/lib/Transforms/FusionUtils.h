@@ -50,6 +50,8 @@ public:
 
 private:
   llvm::StringMap<ChannelOp> channels;
+  /// By the (uniqued) reference: one name lookup per channel, not per use.
+  mutable llvm::DenseMap<mlir::Attribute, ChannelOp> byRef;
 };
 
 /// Chunk attributes of an array attribute.

@@ -48,8 +48,8 @@ constexpr unsigned kMaxReports = 10;
 
 class CollectiveChecker {
 public:
-  explicit CollectiveChecker(ProgramOp program)
-      : program(program), model(program) {}
+  CollectiveChecker(ProgramOp program, const ProgramModel &model)
+      : program(program), model(model) {}
 
   LogicalResult run();
 
@@ -89,7 +89,7 @@ private:
   const Evaluation &atResidue(int64_t residue);
 
   ProgramOp program;
-  ProgramModel model;
+  const ProgramModel &model;
   ExprPool pool;
   std::unique_ptr<Evaluation> evaluation;
   std::map<int64_t, std::unique_ptr<Evaluation>> residueEvaluations;
@@ -362,7 +362,9 @@ struct CheckCollectivePass final
   void runOnOperation() override {
     ProgramOp program = getOperation();
     GroupedDiagnostics grouped(program->getContext());
-    if (failed(CollectiveChecker(program).run()))
+    if (failed(CollectiveChecker(program,
+                                 getAnalysis<ProgramModelAnalysis>().model)
+                   .run()))
       signalPassFailure();
     markAllAnalysesPreserved();
   }

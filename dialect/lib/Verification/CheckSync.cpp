@@ -24,9 +24,8 @@ using namespace mscl::verify;
 
 namespace {
 
-LogicalResult checkProgram(ProgramOp program) {
+LogicalResult checkProgram(ProgramOp program, const ProgramModel &model) {
   GroupedDiagnostics grouped(program->getContext());
-  ProgramModel model(program);
   Scheduler scheduler(model);
   bool pairing = succeeded(checkSignalWaitPairing(model));
   bool packets = succeeded(checkPacketWriters(model, scheduler)) &&
@@ -47,7 +46,8 @@ LogicalResult checkProgram(ProgramOp program) {
 
 struct CheckSyncPass final : mscl::impl::CheckSyncBase<CheckSyncPass> {
   void runOnOperation() override {
-    if (failed(checkProgram(getOperation())))
+    if (failed(checkProgram(getOperation(),
+                            getAnalysis<ProgramModelAnalysis>().model)))
       signalPassFailure();
     markAllAnalysesPreserved();
   }

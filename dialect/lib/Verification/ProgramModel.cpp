@@ -4,6 +4,7 @@
 
 #include "mscl/IR/MsclLaunches.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -161,15 +162,27 @@ void ProgramModel::repeatLaunches() {
 Range ProgramModel::toRange(ChunkAttr chunk) const {
   Range range;
   range.rank = chunk.getRank();
-  range.buffer = bufferIndex.lookup(chunk.getBuffer());
+  // A handful of buffers: comparing names beats hashing one per operand
+  // (parity twins, of the same name, come after the buffers).
+  StringRef name = chunk.getBuffer();
+  for (size_t b = 0; b < buffers.size(); ++b)
+    if (buffers[b].name == name) {
+      range.buffer = static_cast<int>(b);
+      break;
+    }
   range.index = chunk.getIndex();
   range.count = chunk.getCount();
   return range;
 }
 
 int ProgramModel::channelOf(Attribute ref) const {
+  auto cached = channelOfRef.find(ref);
+  if (cached != channelOfRef.end())
+    return cached->second;
   auto it = channelIndex.find(cast<FlatSymbolRefAttr>(ref).getValue());
-  return it == channelIndex.end() ? -1 : it->second;
+  int index = it == channelIndex.end() ? -1 : it->second;
+  channelOfRef[ref] = index;
+  return index;
 }
 
 /// Marks every move whose sources are the previous move's.
@@ -294,6 +307,11 @@ void ProgramModel::decode(Operation *op, Operation *pipeline,
   for (const Move &move : step.moves)
     for (const Range &src : move.sources())
       step.readsPackets |= isPacket(src);
+  if (step.waits.size() > 1) {
+    llvm::SmallDenseSet<int, 8> seen;
+    for (int c : step.waits)
+      step.waitsRepeat |= !seen.insert(c).second;
+  }
   steps.push_back(std::move(step));
 }
 

@@ -74,6 +74,8 @@ struct Step {
   llvm::SmallVector<int, 1> flushes; // channels flushed
   /// Whether some source lies in a packet buffer (the step spins on flags).
   bool readsPackets = false;
+  /// Whether `waits` names a channel twice (each needs its own signal).
+  bool waitsRepeat = false;
   /// Every point-to-point channel the step goes through (reads through a
   /// channel included): the block owns them.
   llvm::SmallVector<int, 1> channels;
@@ -164,6 +166,9 @@ public:
   llvm::StringMap<int> bufferIndex;
   std::vector<ChannelInfo> channels;
   llvm::StringMap<int> channelIndex;
+  /// channelIndex by the (uniqued) symbol reference: no string hashing per
+  /// operand.
+  mutable llvm::DenseMap<mlir::Attribute, int> channelOfRef;
   std::vector<Block> blocks;
   /// Ranks of every switch channel, by name.
   llvm::StringMap<llvm::SmallVector<int64_t, 8>> switchGroups;
@@ -226,6 +231,15 @@ private:
   /// Appends launches 1.. to every block: copies of launch 0's steps,
   /// with packet operands moved to their parity half in odd launches.
   void repeatLaunches();
+};
+
+/// The one-launch model of a program as an MLIR analysis: mscl-check-sync
+/// builds it, mscl-check-collective finds it cached (the checks change
+/// nothing and preserve every analysis).
+struct ProgramModelAnalysis {
+  explicit ProgramModelAnalysis(mlir::Operation *op)
+      : model(mlir::cast<ProgramOp>(op)) {}
+  ProgramModel model;
 };
 
 } // namespace mscl::verify

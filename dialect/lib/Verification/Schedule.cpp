@@ -8,7 +8,7 @@ using namespace mscl;
 using namespace mscl::verify;
 
 Scheduler::Scheduler(const ProgramModel &model)
-    : model(model), pc(model.blocks.size(), 0),
+    : model(model), pc(model.blocks.size(), 0), waitsMet(model.blocks.size(), 0),
       signalCount(model.channels.size(), 0),
       waitCount(model.channels.size(), 0), queued(model.blocks.size(), 0),
       blocksOfRank(model.ranks) {
@@ -44,15 +44,21 @@ bool Scheduler::canRun(int block, const Step &step, Blocker *why) const {
       }
       return false;
     }
-  for (size_t i = 0; i < step.waits.size(); ++i) {
+  // Counters only grow: a wait found satisfied stays so until the step
+  // runs, so a wait on many channels is not scanned from its start again
+  // at every signal.
+  for (size_t i = waitsMet[block]; i < step.waits.size(); ++i) {
     int channel = step.waits[i];
     // Waiting twice on one channel in one operation needs two signals.
     int64_t need = waitCount[channel] + 1;
-    for (size_t k = 0; k < i; ++k)
-      need += step.waits[k] == channel;
+    if (step.waitsRepeat)
+      for (size_t k = 0; k < i; ++k)
+        need += step.waits[k] == channel;
     int other = model.channels[channel].otherEnd;
-    if (other >= 0 && signalCount[other] >= need)
+    if (other >= 0 && signalCount[other] >= need) {
+      waitsMet[block] = i + 1;
       continue;
+    }
     if (why) {
       why->channel = channel;
       why->signal = need - 1;
@@ -142,6 +148,7 @@ bool Scheduler::run(llvm::function_ref<void(int, int)> onStep) {
           if (other != block)
             wake(other);
       ++pc[block];
+      waitsMet[block] = 0;
     }
   }
   for (size_t b = 0; b < pc.size(); ++b)

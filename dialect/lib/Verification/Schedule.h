@@ -73,6 +73,8 @@ private:
 
   const ProgramModel &model;
   std::vector<int> pc;
+  /// Per block: how many waits of its current step are known satisfied.
+  mutable std::vector<size_t> waitsMet;
   std::vector<int64_t> signalCount, waitCount;
   llvm::DenseMap<int64_t, llvm::SmallVector<StepRef, 1>> writers;
   llvm::DenseMap<int64_t, int> packetsWritten;

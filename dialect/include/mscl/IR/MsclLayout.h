@@ -54,7 +54,8 @@ public:
   std::optional<int64_t> first() const;
 
 private:
-  llvm::SmallVector<uint64_t, 1> words;
+  /// Inline up to K = 256 (every program up to 256 ranks of K = nranks).
+  llvm::SmallVector<uint64_t, 4> words;
 };
 
 /// How the run-time count cuts a program's buffers into chunks.
