@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU side of exact proofs (issue "Proofs that hold at every count"),
-# several ranks on one GPU: builds the runtime (the compiler comes prebuilt
-# in .carry/bin/mscclc, fmt's headers in .carry/include), then
+# several ranks on one GPU: builds the runtime with scripts/setup.sh (the
+# compiler comes prebuilt in .carry/bin/mscclc, fmt's headers in
+# .carry/include), then
 #  - the self-test, and every stdlib file at uneven counts (the kernels go
 #    chunk by chunk, place scratch by its layout count, touch one LL packet
 #    when empty);
@@ -22,8 +23,7 @@ LOGS=/tmp/exact-logs
 mkdir -p "$OUT" "$LOGS"
 STEPS=${1:-.}
 export MSCCLC_COMPILER=$PWD/.carry/bin/mscclc
-BUILD=build-gpu
-B=$BUILD/bin
+B=build/bin
 summary() { echo "$*" | tee -a "$OUT/summary.txt"; }
 pack() { tar czf "$OUT/logs.tgz" -C "$LOGS" . 2>/dev/null; }
 
@@ -33,13 +33,9 @@ t0=$(date +%s)
   nvcc --version | tail -1
 } > "$LOGS/hw.txt" 2>&1
 summary "hardware: $(head -1 "$LOGS/hw.txt")"
-if [ ! -x $B/runtime-gpu-collectives ]; then
-  cmake -G Ninja -S . -B $BUILD -DCMAKE_BUILD_TYPE=Release \
-    -DMSCCLC_BUILD_COMPILER=OFF -DCMAKE_CUDA_ARCHITECTURES=90 \
-    -DMSCCLC_FMT_INCLUDE_DIR="$PWD/.carry/include" -DMSCCLC_AOT_BUILD=OFF \
-    > "$LOGS/build.log" 2>&1 &&
-    ninja -C $BUILD -j 16 runtime-gpu-collectives runtime-gpu-selftest \
-      mscclc-bench >> "$LOGS/build.log" 2>&1
+if [ ! -x $B/runtime-gpu-collectives ] || [ ! -x $B/mscclc-bench ]; then
+  MSCCLC_FMT_INCLUDE_DIR="$PWD/.carry/include" scripts/setup.sh \
+    > "$LOGS/build.log" 2>&1
   rc=$?
   summary "build: rc=$rc in $(( $(date +%s) - t0 )) s"
   [ $rc -eq 0 ] || { tail -30 "$LOGS/build.log" | tee -a "$OUT/summary.txt"; pack; exit 1; }
@@ -77,7 +73,7 @@ if [ -n "${GEN:-}" ] && [ -d "$GEN" ]; then
   for d in "$GEN"/r*-i*; do
     r=${d##*/r}; r=${r%%-*}; k=${d##*-i}
     collectives "gen-exprs-r$r-i$k" 500 --examples "$d" --exprs \
-      --types f32,i32 --max-bytes 16384 --repeat 2 --instances "$k" --ranks "$r"
+      --types f32 --max-bytes 16384 --repeat 2 --instances "$k" --ranks "$r"
   done
 fi
 for tool in racecheck memcheck; do

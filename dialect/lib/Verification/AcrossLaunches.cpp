@@ -186,13 +186,6 @@ void mscl::verify::reportAcrossLaunches(const ProgramModel &model,
         << " wait for it (or read them) before this put, in every launch";
     diag.attachNote(earlier.op->getLoc())
         << "the read, two launches before (" << other << ")";
-    // The usual answer, LL packets back, does not reach a group's blocks.
-    if (model.blocks[earlier.block].group > 1 ||
-        model.blocks[later.block].group > 1)
-      diag.attachNote(later.op->getLoc())
-          << "LL packets order nothing for a thread-block group: each of its "
-             "blocks spins only on the stripes it owns, and at small counts "
-             "some own none; order the reuse with a signal and a wait";
     return;
   }
   InFlightDiagnostic diag = later.op->emitError();
