@@ -8,6 +8,7 @@
 #include "mscl/Verification/Passes.h"
 #include "mscl/Verification/TranslationValidation.h"
 
+#include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 
 using namespace mlir;
@@ -28,6 +29,7 @@ OwningOpRef<ModuleOp> mscclc::compileModule(
   PassManager pm(&ctx, ModuleOp::getOperationName());
   if (configure && failed(configure(pm)))
     return nullptr;
+  pm.enableVerifier(options.verifyEachPass);
   mscl::TranslationValidation validation;
   if (options.optimize && options.validateTranslation)
     pm.addInstrumentation(validation.instrumentation());
@@ -38,6 +40,8 @@ OwningOpRef<ModuleOp> mscclc::compileModule(
   // A program the proofs refuse may be racy, and then the validation's
   // values need not hold: its errors count only for accepted programs.
   if (failed(pm.run(*ir)))
+    return nullptr;
+  if (!options.verifyEachPass && failed(verify(*ir)))
     return nullptr;
   if (validation.failed()) {
     validation.printErrors(llvm::errs());

@@ -24,6 +24,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
@@ -140,6 +141,11 @@ cl::opt<bool> skipTranslationValidation(
     "skip-translation-validation",
     cl::desc("Skip translation validation, the check that the optimisation "
              "passes keep what the program computes"),
+    cl::init(false), cl::cat(mscclcCategory));
+cl::opt<bool> verifyEach(
+    "verify-each",
+    cl::desc("Run the MLIR verifier after every pass (by default once, after "
+             "the last)"),
     cl::init(false), cl::cat(mscclcCategory));
 cl::opt<bool> singleLaunch(
     "single-launch",
@@ -385,9 +391,16 @@ LogicalResult compile(llvm::SourceMgr &sourceMgr, MLIRContext &ctx,
       !noPasses && !skipStaticChecks && (staticChecks || !simulateFlag);
   compileOptions.acrossLaunches = !singleLaunch;
   compileOptions.validateTranslation = !skipTranslationValidation;
+  compileOptions.verifyEachPass = verifyEach;
+  // Reports when it is destroyed, after the pipeline ran.
+  DefaultTimingManager timing;
+  applyDefaultTimingManagerCLOptions(timing);
+  TimingScope timingRoot = timing.getRootScope();
   OwningOpRef<ModuleOp> ir = mscclc::compileModule(
-      *module, compileOptions, ctx,
-      [](PassManager &pm) { return applyPassManagerCLOptions(pm); });
+      *module, compileOptions, ctx, [&](PassManager &pm) {
+        pm.enableTiming(timingRoot);
+        return applyPassManagerCLOptions(pm);
+      });
   if (!ir)
     return failure();
   return emitModule(*ir, os);
@@ -401,6 +414,7 @@ int main(int argc, char **argv) {
   // MLIR's pass-manager and printing options (--mlir-print-ir-after-all,
   // --mlir-timing, ...) work as in mscl-opt; --help lists mscclc's own.
   registerPassManagerCLOptions();
+  registerDefaultTimingManagerCLOptions();
   registerMLIRContextCLOptions();
   registerAsmPrinterCLOptions();
   cl::HideUnrelatedOptions(mscclcCategory);

@@ -34,6 +34,11 @@ struct CompileOptions {
   /// Translation validation of the optimisation passes
   /// (mscl/Verification/TranslationValidation.h).
   bool validateTranslation = true;
+  /// The MLIR verifier after every pass, as mscl-opt runs it. Off, the IR
+  /// is verified once, after the last pass: a pass that breaks it is a
+  /// compiler bug the lit tests of passes catch, and at hundreds of ranks
+  /// ten walks of the whole program cost a sixth of the compile time.
+  bool verifyEachPass = false;
 };
 
 /// Evaluates `module` for `options.frontend`, lowers it to the mscl
