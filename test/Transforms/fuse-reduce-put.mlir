@@ -193,3 +193,34 @@ mscl.program @multi_put attributes {collective = #mscl.collective<allreduce>,
     }
   }
 }
+
+// -----
+
+// A put that moves more elements than the reduce before it: the reduce of
+// user chunk 0 into scratch moves chunk 0's size, the LL put of the scratch
+// chunk the scratch size (one element more where chunk 0 has no last
+// element). Fused, the put would send a packet fewer than its reader spins
+// on at those counts. The put of a user-sized destination fuses.
+// CHECK-LABEL: mscl.program @element_counts
+mscl.program @element_counts attributes {collective = #mscl.collective<allreduce>,
+    ranks = 2 : i64, gpus_per_node = 2 : i64, instances = 1 : i64,
+    chunks = 2 : i64, input_chunks = 2 : i64, output_chunks = 2 : i64} {
+  mscl.buffer @input input[2]
+  mscl.buffer @output output[2]
+  mscl.buffer @s scratch[2]
+  mscl.buffer @pk scratch[2] packet
+  mscl.channel @ll01 memory LL 0 -> 1
+  mscl.channel @hb01 memory HB 0 -> 1
+  mscl.rank 0 {
+    // CHECK: mscl.threadblock 0 {
+    // CHECK-NEXT: mscl.reduce to <rank 0, s[1]> from [<rank 0, input[0]>, <rank 0, s[0]>]
+    // CHECK-NEXT: mscl.put @ll01 to <rank 1, pk[0]> from <rank 0, s[1]>
+    // CHECK-NEXT: mscl.reduce_put [@hb01 <rank 1, output[1]>] from [<rank 0, input[1]>, <rank 0, s[0]>] store <rank 0, output[1]>
+    mscl.threadblock 0 {
+      mscl.reduce to <rank 0, s[1]> from [<rank 0, input[0]>, <rank 0, s[0]>]
+      mscl.put @ll01 to <rank 1, pk[0]> from <rank 0, s[1]>
+      mscl.reduce to <rank 0, output[1]> from [<rank 0, input[1]>, <rank 0, s[0]>]
+      mscl.put @hb01 to <rank 1, output[1]> from <rank 0, output[1]>
+    }
+  }
+}

@@ -10,7 +10,9 @@
 // store takes later puts of its stored chunk the same way. Puts of one source
 // to several peers become a one-source reduce_put without a store, which
 // loads the source once for all of them. Port channels are left alone: their
-// proxy copies from memory.
+// proxy copies from memory. A put fuses only where the reduce_put moves as
+// many elements as the reduce did at every count, and, on an LL channel or
+// from a source no reduce wrote, as many as the put did (keepsCounts).
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,12 +43,15 @@ private:
   Operation *tryFuse(Operation *op, OpBuilder &builder);
   bool isFusablePut(PutOp put, ChunkAttr value, ArrayRef<Attribute> channels,
                     ArrayRef<Attribute> dsts) const;
+  bool keepsCounts(const OpAccesses &fused, const OpAccesses &moving,
+                   PutOp put, bool readOnly);
   bool needsStore(ChunkAttr value,
                   const llvm::SmallPtrSetImpl<Operation *> &puts);
   void indexReaders();
 
   std::optional<ChannelTable> channelTable;
   std::optional<PacketBuffers> packets;
+  std::optional<ElementCounts> counts;
   SwitchGroups groups;
   llvm::StringSet<> scratchBuffers;
   /// How many puts of the current block send each chunk.
@@ -83,6 +88,23 @@ bool FuseReducePutPass::isFusablePut(PutOp put, ChunkAttr value,
   return llvm::none_of(dsts, [&](Attribute dst) {
     return cast<ChunkAttr>(dst).overlaps(put.getDst());
   });
+}
+
+/// Whether the reduce_put over `fused` moves what `moving` (the reduce, or
+/// the first put of the source) and `put` moved, at every count. The reduce's
+/// own count must stay: it is what the store and the sent value hold. A put
+/// may send more of the reduced chunk than the reduce wrote (a scratch chunk
+/// after a reduce of user chunks): what lies beyond is stale, and an HB put
+/// may leave it behind, but an LL put must send every packet its reader spins
+/// on, and a put of a source no reduce wrote sends data.
+bool FuseReducePutPass::keepsCounts(const OpAccesses &fused,
+                                    const OpAccesses &moving, PutOp put,
+                                    bool readOnly) {
+  if (!counts->same(fused, moving))
+    return false;
+  ChannelOp channel = channelTable->lookup(put.getChannelAttr());
+  bool ll = channel.getProtocol() && *channel.getProtocol() == Protocol::LL;
+  return !(ll || readOnly) || counts->same(fused, getAccesses(put, &groups));
 }
 
 bool FuseReducePutPass::needsStore(
@@ -141,10 +163,15 @@ Operation *FuseReducePutPass::tryFuse(Operation *op, OpBuilder &builder) {
   for (Operation *next = op->getNextNode(); next && scanned < kFusionWindow;
        next = next->getNextNode(), ++scanned) {
     auto put = dyn_cast<PutOp>(next);
+    OpAccesses fused;
     if (put && isFusablePut(put, value, channels, dsts)) {
+      fused = moving;
+      fused.writes.push_back({put.getDst(), true});
+    }
+    if (!fused.empty() && keepsCounts(fused, moving, put, readOnly)) {
       channels.push_back(put.getChannelAttr());
       dsts.push_back(put.getDst());
-      moving.writes.push_back({put.getDst(), true});
+      moving = std::move(fused);
       puts.push_back(put);
       putSet.insert(put);
       continue;
@@ -182,6 +209,7 @@ void FuseReducePutPass::runOnOperation() {
   indexed = false;
   channelTable.emplace(program);
   packets.emplace(program);
+  counts.emplace(program);
   groups = SwitchGroups(program);
   for (auto buffer : program.getBodyBlock().getOps<BufferOp>())
     if (buffer.getKind() == BufferKind::scratch)

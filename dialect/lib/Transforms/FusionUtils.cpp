@@ -68,3 +68,34 @@ ChannelOp ChannelTable::lookup(Attribute ref) const {
 SmallVector<Attribute> mscl::chunkList(ArrayAttr array) {
   return SmallVector<Attribute>(array.begin(), array.end());
 }
+
+ElementCounts::ElementCounts(ProgramOp program)
+    : layout(program.getChunks()) {
+  for (auto buffer : program.getBodyBlock().getOps<BufferOp>())
+    if (buffer.getKind() == BufferKind::scratch)
+      scratch.insert(buffer.getSymName());
+}
+
+Residues ElementCounts::lastMoved(const OpAccesses &operands,
+                                  int64_t step) const {
+  Residues moved(layout.chunks(), /*all=*/true);
+  for (llvm::ArrayRef<ChunkAccess> list : {llvm::ArrayRef(operands.reads),
+                                           llvm::ArrayRef(operands.writes)})
+    for (const ChunkAccess &access : list)
+      moved &= layout.lastElement(!scratch.contains(access.chunk.getBuffer()),
+                                  access.chunk.getIndex() + step);
+  return moved;
+}
+
+bool ElementCounts::same(const OpAccesses &a, const OpAccesses &b) const {
+  int64_t steps = 0;
+  for (const OpAccesses *ops : {&a, &b})
+    for (llvm::ArrayRef<ChunkAccess> list :
+         {llvm::ArrayRef(ops->reads), llvm::ArrayRef(ops->writes)})
+      for (const ChunkAccess &access : list)
+        steps = std::max(steps, access.chunk.getCount());
+  for (int64_t step = 0; step < steps; ++step)
+    if (lastMoved(a, step) != lastMoved(b, step))
+      return false;
+  return true;
+}

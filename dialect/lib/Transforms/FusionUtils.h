@@ -3,6 +3,7 @@
 #define MSCL_LIB_TRANSFORMS_FUSIONUTILS_H
 
 #include "mscl/Analysis/Accesses.h"
+#include "mscl/IR/MsclLayout.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringSet.h"
@@ -36,6 +37,26 @@ private:
 /// put moved past it may be the one its peer waits for before sending
 /// those packets, and the program would deadlock.
 bool canSinkPast(mlir::Operation *op, const PacketBuffers &packets);
+
+/// How many elements an operation moves at each count: per chunk step, as
+/// many as the smallest of its operand chunks holds (mscl/IR/MsclLayout.h).
+/// A fusion must keep that number for every operation it merges, or an LL
+/// put would send fewer packets than its reader spins on, and an HB put
+/// would leave a last element behind.
+class ElementCounts {
+public:
+  explicit ElementCounts(ProgramOp program);
+  /// Whether an operation over the chunk runs of `a` and one over those of
+  /// `b` move the same elements of every chunk step at every count.
+  bool same(const OpAccesses &a, const OpAccesses &b) const;
+
+private:
+  /// The residues at which chunk step `step` moves its last element.
+  Residues lastMoved(const OpAccesses &operands, int64_t step) const;
+
+  ChunkLayout layout;
+  llvm::StringSet<> scratch;
+};
 
 /// Calls `fn` on every block that holds thread-block operations: each
 /// thread-block body and each pipeline body.
