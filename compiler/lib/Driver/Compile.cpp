@@ -44,8 +44,9 @@ OwningOpRef<ModuleOp> mscclc::compileModule(
   if (!options.verifyEachPass && failed(verify(*ir)))
     return nullptr;
   if (validation.failed()) {
-    // Without the proof in the pipeline (--simulate), run it now: a
-    // program it refuses explains itself, and is no compiler bug.
+    // Without the proof in the pipeline (--simulate, --skip-static-checks),
+    // run it now: a program it refuses explains itself, and is no compiler
+    // bug.
     if (!options.staticProof) {
       PassManager proof(&ctx, ModuleOp::getOperationName());
       mscl::addVerificationPasses(proof, options.acrossLaunches);
