@@ -32,46 +32,41 @@ LogicalResult mscl::verify::checkPacketSizes(const ProgramModel &model,
   bool ok = true;
   for (const Block &block : model.blocks)
     for (const Step &step : block.steps)
-      for (const Move &move : step.moves)
-        for (const Range &src : move.sources()) {
-          if (!model.isPacket(src))
-            continue;
-          for (int64_t j = 0; j < src.count; ++j) {
-            int64_t slot = model.slot(src, j);
-            auto it = writers.find(slot);
-            if (it == writers.end() || it->second.size() != 1)
-              continue; // checkPacketWriters reports these
-            const Step &put = model.step(it->second.front());
-            // The put's chunk step that writes this chunk.
-            std::optional<Residues> sent;
-            for (const Move &write : put.moves)
-              if (write.dst.rank == src.rank &&
-                  write.dst.buffer == src.buffer &&
-                  write.dst.index <= src.index + j &&
-                  src.index + j < write.dst.index + write.dst.count)
-                sent = model.movesLast(write, src.index + j - write.dst.index);
-            if (!sent)
-              continue;
-            std::optional<int64_t> residue =
-                model.movesLast(move, j).minus(*sent).first();
-            if (!residue || !reported.insert(step.op).second)
-              continue;
-            ok = false;
-            int64_t count = layout.smallestCount(*residue);
-            InFlightDiagnostic diag =
-                step.op->emitError()
-                << "reads more packets of " << model.slotName(slot)
-                << " than the LL put into it sends: at count " << count;
-            if (model.chunks > 1)
-              diag << " (and every count q*" << model.chunks << " + "
-                   << *residue << ")";
-            diag << " the put does not send the chunk's last element and this "
-                    "operation reads it; the read would spin forever on its "
-                    "packet";
-            diag.attachNote(put.op->getLoc())
-                << "the LL put, which moves as many elements of each chunk "
-                   "as the smallest of its operand chunks holds";
-          }
-        }
+      model.forEachPacketRead(step, [&](const Move &move, const Range &src,
+                                        int64_t j) {
+        int64_t slot = model.slot(src, j);
+        auto it = writers.find(slot);
+        if (it == writers.end() || it->second.size() != 1)
+          return; // checkPacketWriters reports these
+        const Step &put = model.step(it->second.front());
+        // The put's chunk step that writes this chunk.
+        std::optional<Residues> sent;
+        for (const Move &write : put.moves)
+          if (write.dst.rank == src.rank && write.dst.buffer == src.buffer &&
+              write.dst.index <= src.index + j &&
+              src.index + j < write.dst.index + write.dst.count)
+            sent = model.movesLast(write, src.index + j - write.dst.index);
+        if (!sent)
+          return;
+        std::optional<int64_t> residue =
+            model.movesLast(move, j).minus(*sent).first();
+        if (!residue || !reported.insert(step.op).second)
+          return;
+        ok = false;
+        int64_t count = layout.smallestCount(*residue);
+        InFlightDiagnostic diag =
+            step.op->emitError()
+            << "reads more packets of " << model.slotName(slot)
+            << " than the LL put into it sends: at count " << count;
+        if (model.chunks > 1)
+          diag << " (and every count q*" << model.chunks << " + " << *residue
+               << ")";
+        diag << " the put does not send the chunk's last element and this "
+                "operation reads it; the read would spin forever on its "
+                "packet";
+        diag.attachNote(put.op->getLoc())
+            << "the LL put, which moves as many elements of each chunk as "
+               "the smallest of its operand chunks holds";
+      });
   return success(ok);
 }
