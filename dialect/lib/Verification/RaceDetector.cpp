@@ -124,7 +124,7 @@ struct RaceDetector::Impl {
         launchEnds(model.blocks.size(),
                    std::vector<Snapshot>(model.launches)),
         hostLaunch(model.ranks, -1), hostSnapshot(model.ranks),
-        launchStart(model.blocks.size()), heardByGroups(model.ranks) {
+        launchStart(model.blocks.size()) {
     for (int b = 0, e = static_cast<int>(model.blocks.size()); b < e; ++b)
       blocksOfRank[model.blocks[b].rank].push_back(b);
   }
@@ -235,9 +235,6 @@ struct RaceDetector::Impl {
   std::vector<Snapshot> hostSnapshot;
   /// Per block: its clock when it started its current launch.
   std::vector<Snapshot> launchStart;
-  /// Per rank: what its groups learned from LL packets in its current
-  /// launch (the writers' launch-start clocks), for its caller.
-  std::vector<std::vector<Snapshot>> heardByGroups;
   /// (reader block, writer block) -> the reader's last read of the
   /// writer's LL packets, for the note on a race between the two.
   llvm::DenseMap<std::pair<int, int>, Operation *> llHeard;
@@ -472,23 +469,14 @@ void RaceDetector::Impl::step(int block, int stepIndex) {
     if (!writer.valid())
       return;
     // Every LL read spins on at least its first packet, at every count
-    // (Elementwise.h). A group spins on them as a whole: each block on the
-    // stripes it owns, and at small counts some block owns none (the
-    // owner of an empty chunk still takes one empty step). So the group
-    // learns that the writer started only as a rank: its caller, and every
-    // block of its next launch, know it; none of its blocks does now.
+    // (Elementwise.h). A block of a thread-block group spins only on its
+    // own stripes, and may own none; but then it owns no element of any
+    // chunk it accesses after (a packet chunk is a scratch chunk, as long
+    // as any), so what it learns still covers all it does.
+    llHeard[{block, writer.block}] = step.op;
     auto clockIt = packetClocks.find({writer.block, writer.step});
-    if (model.blocks[block].group == 1) {
-      llHeard[{block, writer.block}] = step.op;
-      if (clockIt != packetClocks.end())
-        join(block, clockIt->second);
-    } else if (clockIt != packetClocks.end() && model.launches > 1) {
-      std::vector<Snapshot> &heard = heardByGroups[model.blocks[block].rank];
-      const Snapshot &s = clockIt->second;
-      if (heard.empty() || heard.back().base != s.base ||
-          heard.back().epoch != s.epoch)
-        heard.push_back(s);
-    }
+    if (clockIt != packetClocks.end())
+      join(block, clockIt->second);
     if (model.launches > 1) {
       // A put two launches later already rewrote the packets: it ran before
       // this read, so nothing orders it after the read.
@@ -588,9 +576,6 @@ void RaceDetector::Impl::runHost(int64_t rank, int launch) {
     for (int block : blocksOfRank[rank])
       if (launchEnds[block][launch - 1].base)
         join(host, launchEnds[block][launch - 1]);
-  for (const Snapshot &heard : heardByGroups[rank])
-    join(host, heard);
-  heardByGroups[rank].clear();
   Clock &clock = clocks[host];
   Access access{host, ++clock[host], -1, model.program, launch};
   for (int b = 0, e = static_cast<int>(model.buffers.size()); b < e; ++b) {
