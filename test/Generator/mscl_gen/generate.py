@@ -303,10 +303,15 @@ def finish(case, rng):
     counts = [1, 2, 3, 7, 13, 1003] + sorted(rng.sample(range(4, 400), 2))
     large = 65536 + rng.randrange(1, 1000) if P["N"] <= 8 else 8192 + rng.randrange(1, 100)
     if P.get("pipeline"):
-        # keep the pipeline's trip count near 256 at most
+        # keep the pipeline's trip count near 256 at most, and the work of
+        # the simulator (operations x instances x trips) near 2e5: a
+        # 12-rank program of 1,300 operations at 4 instances and 256 trips
+        # took 35 s a schedule
         kk = P["K"] * P["instances"]
         unit_elems = max(P["unit"] // 16 * 16, 16) // 4
-        large = min(large, 256 * unit_elems * kk + 5)
+        ops = sum(len(list(flat(items))) for items in case.gen.prog.blocks.values())
+        trips = max(8, min(256, 200_000 // max(1, ops * P["instances"])))
+        large = min(large, trips * unit_elems * kk + 5)
     if rng.random() < 0.125:
         counts.append(large)
     case.counts = counts
