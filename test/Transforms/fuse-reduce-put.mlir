@@ -224,3 +224,29 @@ mscl.program @element_counts attributes {collective = #mscl.collective<allreduce
     }
   }
 }
+
+// -----
+
+// A scratch destination that another block also writes keeps its store
+// when the reduce does not read it: dropped, the race between the two
+// writers would leave the program the proofs check.
+// CHECK-LABEL: mscl.program @other_writer
+mscl.program @other_writer attributes {collective = #mscl.collective<allreduce>,
+    ranks = 2 : i64, gpus_per_node = 2 : i64, instances = 1 : i64,
+    chunks = 2 : i64, input_chunks = 2 : i64, output_chunks = 2 : i64} {
+  mscl.buffer @input input[2]
+  mscl.buffer @output output[2]
+  mscl.buffer @s scratch[2]
+  mscl.channel @hb01 memory HB 0 -> 1
+  mscl.rank 0 {
+    // CHECK: mscl.threadblock 0 {
+    // CHECK-NEXT: mscl.reduce_put [@hb01 <rank 1, output[0]>] from [<rank 0, input[0]>, <rank 0, input[1]>] store <rank 0, s[0]>
+    mscl.threadblock 0 {
+      mscl.reduce to <rank 0, s[0]> from [<rank 0, input[0]>, <rank 0, input[1]>]
+      mscl.put @hb01 to <rank 1, output[0]> from <rank 0, s[0]>
+    }
+    mscl.threadblock 1 {
+      mscl.copy to <rank 0, s[0]> from <rank 0, input[1]>
+    }
+  }
+}

@@ -6,7 +6,10 @@
 // the earlier puts move down to the last put, so every op between them
 // must let them pass (FusionUtils.h) and not touch their chunks. `store D`
 // stays unless D is a scratch chunk that no other operation of the program
-// reads (the reduce itself may: `reduce to D from [D, X]`). A reduce_put with a
+// reads (the reduce itself may: `reduce to D from [D, X]`) and, where the
+// reduce does not read D, none writes: a race between two writers of D then
+// stays in the program the proofs check (one that reads D races with the
+// same writers through that read). A reduce_put with a
 // store takes later puts of its stored chunk the same way. Puts of one source
 // to several peers become a one-source reduce_put without a store, which
 // loads the source once for all of them. Port channels are left alone: their
@@ -45,9 +48,9 @@ private:
                     ArrayRef<Attribute> dsts) const;
   bool keepsCounts(const OpAccesses &fused, const OpAccesses &moving,
                    PutOp put, bool readOnly);
-  bool needsStore(ChunkAttr value,
+  bool needsStore(ChunkAttr value, bool readsValue,
                   const llvm::SmallPtrSetImpl<Operation *> &puts);
-  void indexReaders();
+  void indexUsers();
 
   std::optional<ChannelTable> channelTable;
   std::optional<PacketBuffers> packets;
@@ -56,9 +59,10 @@ private:
   llvm::StringSet<> scratchBuffers;
   /// How many puts of the current block send each chunk.
   DenseMap<Attribute, int64_t> putSources;
-  /// Every op that reads each chunk (buffer, rank, index), program-wide.
-  /// Only compared by identity; filled before the first rewrite that asks.
-  DenseMap<ChunkKey, SmallVector<Operation *, 2>> readers;
+  /// Every op that reads, and every op that writes, each chunk (buffer,
+  /// rank, index), program-wide. Only compared by identity; filled before
+  /// the first rewrite that asks.
+  DenseMap<ChunkKey, SmallVector<Operation *, 2>> readers, writers;
   llvm::StringMap<unsigned> bufferIds;
   ChunkKey key(ChunkAttr chunk, int64_t index) {
     unsigned id = bufferIds.try_emplace(chunk.getBuffer(), bufferIds.size())
@@ -68,11 +72,16 @@ private:
   bool indexed = false;
 };
 
-void FuseReducePutPass::indexReaders() {
+void FuseReducePutPass::indexUsers() {
   getOperation().walk([&](Operation *op) {
-    for (const ChunkAccess &read : getAccesses(op, &groups).reads)
-      for (int64_t i = read.chunk.getIndex(); i < read.chunk.getEnd(); ++i)
-        readers[key(read.chunk, i)].push_back(op);
+    OpAccesses accesses = getAccesses(op, &groups);
+    for (auto [list, index] :
+         {std::pair(llvm::ArrayRef(accesses.reads), &readers),
+          std::pair(llvm::ArrayRef(accesses.writes), &writers)})
+      for (const ChunkAccess &access : list)
+        for (int64_t i = access.chunk.getIndex(); i < access.chunk.getEnd();
+             ++i)
+          (*index)[key(access.chunk, i)].push_back(op);
   });
 }
 
@@ -108,19 +117,23 @@ bool FuseReducePutPass::keepsCounts(const OpAccesses &fused,
 }
 
 bool FuseReducePutPass::needsStore(
-    ChunkAttr value, const llvm::SmallPtrSetImpl<Operation *> &puts) {
+    ChunkAttr value, bool readsValue,
+    const llvm::SmallPtrSetImpl<Operation *> &puts) {
   if (!scratchBuffers.contains(value.getBuffer()))
     return true;
-  assert(indexed && "readers are indexed before any rewrite");
-  for (int64_t i = value.getIndex(); i < value.getEnd(); ++i) {
-    auto it = readers.find(key(value, i));
-    if (it == readers.end())
-      continue;
-    for (Operation *reader : it->second)
-      if (!puts.contains(reader))
+  assert(indexed && "users are indexed before any rewrite");
+  auto othersUse = [&](const DenseMap<ChunkKey, SmallVector<Operation *, 2>>
+                           &index) {
+    for (int64_t i = value.getIndex(); i < value.getEnd(); ++i) {
+      auto it = index.find(key(value, i));
+      if (it != index.end() &&
+          llvm::any_of(it->second,
+                       [&](Operation *user) { return !puts.contains(user); }))
         return true;
-  }
-  return false;
+    }
+    return false;
+  };
+  return othersUse(readers) || (!readsValue && othersUse(writers));
 }
 
 Operation *FuseReducePutPass::tryFuse(Operation *op, OpBuilder &builder) {
@@ -183,9 +196,11 @@ Operation *FuseReducePutPass::tryFuse(Operation *op, OpBuilder &builder) {
   if (puts.empty())
     return nullptr;
 
-  // The reduce reading its own destination is no later reader.
+  // The reduce itself (which may read its destination) is no other user.
   putSet.insert(op);
-  bool store = !readOnly && (keepStore || needsStore(value, putSet));
+  bool readsValue = llvm::is_contained(srcs.getValue(), Attribute(value));
+  bool store =
+      !readOnly && (keepStore || needsStore(value, readsValue, putSet));
   SmallVector<Location> locs{op->getLoc()};
   for (Operation *put : puts)
     locs.push_back(put->getLoc());
@@ -205,6 +220,7 @@ void FuseReducePutPass::runOnOperation() {
   // One pass instance may run on several programs: start afresh.
   scratchBuffers.clear();
   readers.clear();
+  writers.clear();
   bufferIds.clear();
   indexed = false;
   channelTable.emplace(program);
@@ -214,10 +230,10 @@ void FuseReducePutPass::runOnOperation() {
   for (auto buffer : program.getBodyBlock().getOps<BufferOp>())
     if (buffer.getKind() == BufferKind::scratch)
       scratchBuffers.insert(buffer.getSymName());
-  // Only a scratch destination can lose its store: index the readers then.
+  // Only a scratch destination can lose its store: index the users then.
   program.walk([&](ReduceOp reduce) {
     if (!indexed && scratchBuffers.contains(reduce.getDst().getBuffer())) {
-      indexReaders();
+      indexUsers();
       indexed = true;
     }
   });
