@@ -157,22 +157,21 @@ class Checker:
                 continue
             for g in range(s.n // n):
                 srcs.append(type(s)(s.buf, s.rank, s.lo + g * n, n))
-        # check every LL read first, so that a blocked op changes nothing
+        # chunk step k: its destination, its sources, what it moves
+        steps = []
         for k in range(n):
             d = op.dst.chunks()[k]
             ops_k = [x.chunks()[k] for x in srcs]
             m = self.cap(d)
             for x in ops_k:
                 m = ext_min(m, self.cap(x))
+            steps.append((d, ops_k, m))
+        # check every LL read first, so that a blocked op changes nothing
+        for d, ops_k, m in steps:
             reads = list(ops_k) + ([d] if op.kind == "read_reduce" else [])
             for x in reads:
                 self.read(x, m)
-        for k in range(n):
-            d = op.dst.chunks()[k]
-            ops_k = [x.chunks()[k] for x in srcs]
-            m = self.cap(d)
-            for x in ops_k:
-                m = ext_min(m, self.cap(x))
+        for d, ops_k, m in steps:
             if op.kind == "swreduce":
                 vals = []
                 ext = m
