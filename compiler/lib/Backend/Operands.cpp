@@ -189,12 +189,21 @@ int KernelEmitter::openRange(ArrayRef<Operand> operands) {
   }
   body.line() << "const u64 n = " << n << ";\n";
   std::string range = inPipeline ? "pipelineSlice(n, t, pu)" : "{0, n}";
-  if (groupSize == 1) {
-    body.line() << "const Range r = " << range << ";\n";
-    return opened;
+  const std::string name = groupSize == 1 ? "r" : "whole";
+  body.line() << "const Range " << name << " = " << range << ";\n";
+  // An operation on LL packets that moves nothing still writes or waits for
+  // the packet at its position, which is position 0 in the first iteration
+  // and the end of what it moves in a later one. A put that moves as much
+  // but outside a pipeline never writes that packet, so a later empty
+  // iteration touches none (docs/execution-model.md, "Pipelines").
+  if (inPipeline && packets) {
+    body.open("if (" + name + ".size() != 0 || t == 0)",
+              "a later empty iteration touches no packet");
+    ++opened;
   }
+  if (groupSize == 1)
+    return opened;
   // The stripes of the range this block of the group owns.
-  body.line() << "const Range whole = " << range << ";\n";
   std::string parts = std::to_string(groupSize);
   body.open("for (Range r = groupFirst(whole, g, " + parts +
                 ", gs); !r.done(); r = groupNext(whole, r, " + parts +

@@ -365,7 +365,8 @@ private:
   /// Ranges of every chunk operand (dsts, srcs, remotes, store, in that
   /// order) for this task's part of the step (its pipeline iteration, its
   /// run in a group); returns the element count moved, or -1 when the task
-  /// (a group member) has no part in it. An empty part (0) still touches
+  /// has no part in it (a group member without a run, a later empty
+  /// pipeline iteration on LL packets). An empty part (0) still touches
   /// the first LL packet at its position (Elementwise.h). `following`,
   /// when given, gets the task's next run of the step, begin -1 when this
   /// is its last.

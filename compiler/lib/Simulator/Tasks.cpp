@@ -81,8 +81,10 @@ int64_t Machine::sliceRanges(
   // first element, and the step moves the smallest operand's size.
   llvm::SmallVector<int64_t, 8> bases;
   int64_t n = INT64_MAX;
+  bool packets = false;
   auto add = [&](const ChunkRef &c) {
     const BufferInfo &info = model.buffers[c.buffer];
+    packets |= info.packet;
     int64_t lo = layout.start(info, c.index);
     n = std::min(n, layout.start(info, c.index + c.count) - lo);
     // The parity half of packet buffers.
@@ -101,12 +103,17 @@ int64_t Machine::sliceRanges(
   // The pipeline iteration's slice, then the member's run of it, as the
   // kernels cut them (Layout.h).
   int64_t begin = 0, end = n;
+  if (following)
+    *following = {-1, -1};
   if (task.pipeBegin >= 0) {
     begin = std::min(n, task.iter * task.unitElems);
     end = std::min(n, begin + task.unitElems);
+    // A later empty iteration touches no LL packet (Operands.cpp).
+    if (begin == end && task.iter > 0 && packets) {
+      out.clear();
+      return -1;
+    }
   }
-  if (following)
-    *following = {-1, -1};
   int64_t group = model.blocks[task.block].group;
   if (group > 1) {
     mscclc_u64 b = 0, e = 0;
