@@ -664,8 +664,11 @@ Status Executor::ensureScratch(uint64_t count) {
     MSCCLC_TRY(ibShare(scratch_, &ibScratch_, &peerIbScratch_, "scratch buffers"));
   MSCCLC_TRY(comm_.exchange({scratch_}, &peerScratch_)
                  .context("exchanging scratch buffers"));
-  MSCCLC_LOG(Debug, "rank {}: scratch of {} is {} bytes", comm_.rank(),
-             plan_.name, static_cast<unsigned long long>(bytes));
+  MSCCLC_LOG(Debug, "rank {}: scratch of {} is {} bytes at {}", comm_.rank(),
+             plan_.name, static_cast<unsigned long long>(bytes), scratch_);
+  for (int r = 0; r < comm_.nranks(); ++r)
+    MSCCLC_LOG(Trace, "rank {}: rank {}'s scratch of {} is at {}",
+               comm_.rank(), r, plan_.name, peerScratch_[size_t(r)][0].ptr);
   return Status::ok();
 }
 
@@ -807,6 +810,11 @@ Status Executor::buildContext(const void *input, void *output, Context *ctx) {
     m.peerScratch = peerScratch_.empty() ? nullptr : peerScratch_[size_t(c.peer)][0].ptr;
     m.peerSemaphore = reinterpret_cast<mscclc_u64 *>(peerSem(c.peer, false, c.peerIndex));
     m.semaphore = reinterpret_cast<mscclc_u64 *>(semaphores_ + i);
+    MSCCLC_LOG(Trace,
+               "rank {}: {} for input {} output {}: memory channel {} to rank "
+               "{}: input {} output {} scratch {}",
+               comm_.rank(), plan_.name, input, static_cast<void *>(output),
+               c.name, c.peer, m.peerInput, m.peerOutput, m.peerScratch);
     if ((c.peerInput && !m.peerInput) || (c.peerOutput && !m.peerOutput) ||
         (c.peerScratch && !m.peerScratch))
       return internalError(
@@ -1168,6 +1176,13 @@ Status Executor::launch(const void *input, void *output, uint64_t count,
     scratchCaptured_ = true;
   }
 
+  MSCCLC_LOG(Trace,
+             "rank {}: launch {} at count {} (layout {}): input {} output {} "
+             "scratch {} tables {}",
+             comm_.rank(), plan_.name, static_cast<unsigned long long>(count),
+             static_cast<unsigned long long>(args.scratchCount), args.input,
+             args.output, args.scratch,
+             static_cast<const void *>(args.memoryChannels));
   void *params[] = {&args};
   MSCCLC_CUDA_CHECK(api->launchKernel(
       kernel_, unsigned(rankPlan_.blocks), 1, 1, unsigned(plan_.threadsPerBlock),
