@@ -163,7 +163,13 @@ LogicalResult Machine::run(Strategy &strat, llvm::StringRef ctx) {
         isEvent.push_back(true);
         owner.push_back(tasks.size() + c);
       }
-    for (size_t p = 0; p < pieces.size(); ++p) {
+    // LL pieces land in any order, but a lazy schedule can hold back tens
+    // of thousands of them, and offering every one at every step made long
+    // pipelines quadratic. The first kPiecesOffered are offered (the
+    // order is arbitrary already: delivery moves the newest piece into the
+    // delivered one's place); the rest come later, still in any order.
+    constexpr size_t kPiecesOffered = 256;
+    for (size_t p = 0; p < std::min(pieces.size(), kPiecesOffered); ++p) {
       actions.push_back({PieceArrival, static_cast<int>(p)});
       ready.push_back(pieces[p].ready);
       isEvent.push_back(true);
