@@ -33,6 +33,8 @@ def classifier_cases():
         ("consistent", {"proof": F, "sim": F}, []),
         ("consistent", {"proof": P, "sim": F}, ["oracles-disagree"]),
         ("consistent", {"proof": F, "sim": P, "hostrun": S}, ["oracles-disagree"]),
+        ("consistent", {"proof": F, "sim": F, "hostrun": P}, []),
+        ("consistent", {"proof": P, "sim": P, "hostrun": F}, ["oracles-disagree"]),
         ("accept", {"proof": P, "sim": E}, ["crash-sim"]),
     ]
 
