@@ -4,6 +4,8 @@
 #   mscl-source    stdlib/*.mscl and every .mscl under test/ and examples/
 #   mlir-text      every .mlir under test/ (one file per `// -----` case)
 #                  and, given a compiler, the stdlib's checked MLIR
+#   cost-model     a cost model of every key, one of snake-case keys, an
+#                  empty object
 #   plan-json      given a compiler, the stdlib's plans
 #   bootstrap-wire well-formed messages of each kind (BootstrapWireFuzzer)
 #   tcp-frame      a pair hello and a stream of every kind of frame
@@ -17,7 +19,7 @@ cd "$(dirname "$0")/.."
 OUT=${1:?usage: fuzz/collect-seeds.sh OUT [MSCCLC]}
 MSCCLC=${2:-}
 rm -rf "$OUT"
-mkdir -p "$OUT"/{mscl-source,mlir-text,plan-json,bootstrap-wire,tcp-frame,proxy-trigger}
+mkdir -p "$OUT"/{mscl-source,mlir-text,cost-model,plan-json,bootstrap-wire,tcp-frame,proxy-trigger}
 
 # A seed's name is its path with / as _, so seeds never collide.
 seedname() { echo "$1" | tr / _; }
@@ -30,6 +32,17 @@ for f in $(find test -name '*.mlir' | sort); do
   awk -v out="$OUT/mlir-text/$(seedname "$f")" \
     '/^\/\/ -----/ { n++; next } { print > (out "." n ".mlir") }' "$f"
 done
+
+cat > "$OUT/cost-model/all-keys.json" <<'JSON'
+{"memHBLatency": 0.6, "memHBBandwidth": 369, "memLLLatency": 0.4,
+ "memLLBandwidth": 184, "portLatency": 0.83, "portBandwidth": 395.6,
+ "netLatency": 4.89, "netBandwidth": 48.9, "gpusPerNic": 1,
+ "signalLatency": 0.63, "switchLatency": 1.0, "switchBandwidth": 320,
+ "localLatency": 0.05, "localBandwidth": 3000, "blockBandwidth": 200,
+ "opOverhead": 0.02}
+JSON
+echo '{"port_bandwidth": 400, "signal_latency": 1e2}' > "$OUT/cost-model/snake.json"
+echo '{}' > "$OUT/cost-model/empty.json"
 
 if [ -n "$MSCCLC" ]; then
   for f in stdlib/*.mscl; do

@@ -7,7 +7,8 @@
 #   scripts/fuzz.sh --campaign [SECONDS] SECONDS per target (default 900),
 #                                        going on past findings
 #   scripts/fuzz.sh ... [TARGET...]      only these (mscl-source, mlir-text,
-#                                        plan-json, bootstrap-wire, tcp-frame,
+#                                        cost-model, plan-json,
+#                                        bootstrap-wire, tcp-frame,
 #                                        proxy-trigger)
 #
 # The corpus of each target grows in build-fuzz/corpus/<target> from run
@@ -30,8 +31,8 @@ case "$MODE" in
      exit 2 ;;
 esac
 TARGETS=("$@")
-((${#TARGETS[@]})) || TARGETS=(mscl-source mlir-text plan-json bootstrap-wire tcp-frame
-                             proxy-trigger)
+((${#TARGETS[@]})) || TARGETS=(mscl-source mlir-text cost-model plan-json
+                             bootstrap-wire tcp-frame proxy-trigger)
 
 BUILD=${MSCCLC_FUZZ_BUILD:-build-fuzz}
 CLANG_DIR=/usr/lib/llvm-22/bin

@@ -5,7 +5,9 @@
 #include "mscclc/Frontend/Sema.h"
 
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
 
 using namespace mscclc;
 using namespace mscclc::detail;
@@ -103,8 +105,20 @@ bool Evaluator::evalParams() {
   bool ok = true;
   for (const auto &[name, value] : opts.defines) {
     if (!params.count(name)) {
-      diag.error(mlir::UnknownLoc::get(&ctx),
-                 "-D names unknown parameter '" + name + "'");
+      // The mistake is on the command line, about the program as a whole:
+      // reported at the main file's start, with what it could have named.
+      std::vector<std::string> names;
+      for (const auto &entry : params)
+        names.push_back(entry.getKey().str());
+      llvm::sort(names);
+      std::string message = "-D " + name + "=" + std::to_string(value) +
+                            " names no parameter of this program";
+      message += names.empty() ? std::string(" (it has none)")
+                               : " (its parameters: " +
+                                     llvm::join(names, ", ") + ")";
+      diag.error(mlir::FileLineColLoc::get(&ctx, module.getMainFile().path, 1,
+                                           1),
+                 message);
       ok = false;
     }
   }

@@ -51,6 +51,20 @@ llvm::StringRef mscclc::sim::stringify(ReduceKind kind) {
   return names[static_cast<int>(kind)];
 }
 
+std::string mscclc::sim::acceptedDataTypes() {
+  std::string names;
+  for (int t = 0; t <= static_cast<int>(DataType::f8e5m2); ++t)
+    names += (t ? ", " : "") + stringify(static_cast<DataType>(t)).str();
+  return names;
+}
+
+std::string mscclc::sim::acceptedReduceKinds() {
+  std::string names;
+  for (int k = 0; k <= static_cast<int>(ReduceKind::avg); ++k)
+    names += (k ? ", " : "") + stringify(static_cast<ReduceKind>(k)).str();
+  return names;
+}
+
 int64_t mscclc::sim::byteSize(DataType type) {
   switch (type) {
   case DataType::f16:

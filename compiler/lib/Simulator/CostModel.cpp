@@ -3,43 +3,96 @@
 #include "mscclc/Simulator/Simulator.h"
 
 #include "llvm/Support/JSON.h"
-#include "llvm/Support/MemoryBuffer.h"
+#include <algorithm>
+#include <cmath>
 
 using namespace mscclc::sim;
 
 namespace {
+/// A cost-model key. Rates (bandwidths, GPUs per NIC) divide, so they must
+/// be positive; times may be zero. Every value is finite.
 struct Field {
   const char *name;
   const char *snake;
   double CostModel::*member;
+  bool rate;
 };
 const Field fields[] = {
-    {"memHBLatency", "mem_hb_latency", &CostModel::memHBLatency},
-    {"memHBBandwidth", "mem_hb_bandwidth", &CostModel::memHBBandwidth},
-    {"memLLLatency", "mem_ll_latency", &CostModel::memLLLatency},
-    {"memLLBandwidth", "mem_ll_bandwidth", &CostModel::memLLBandwidth},
-    {"portLatency", "port_latency", &CostModel::portLatency},
-    {"portBandwidth", "port_bandwidth", &CostModel::portBandwidth},
-    {"netLatency", "net_latency", &CostModel::netLatency},
-    {"netBandwidth", "net_bandwidth", &CostModel::netBandwidth},
-    {"gpusPerNic", "gpus_per_nic", &CostModel::gpusPerNic},
-    {"signalLatency", "signal_latency", &CostModel::signalLatency},
-    {"switchLatency", "switch_latency", &CostModel::switchLatency},
-    {"switchBandwidth", "switch_bandwidth", &CostModel::switchBandwidth},
-    {"localLatency", "local_latency", &CostModel::localLatency},
-    {"localBandwidth", "local_bandwidth", &CostModel::localBandwidth},
-    {"blockBandwidth", "block_bandwidth", &CostModel::blockBandwidth},
-    {"opOverhead", "op_overhead", &CostModel::opOverhead},
+    {"memHBLatency", "mem_hb_latency", &CostModel::memHBLatency, false},
+    {"memHBBandwidth", "mem_hb_bandwidth", &CostModel::memHBBandwidth, true},
+    {"memLLLatency", "mem_ll_latency", &CostModel::memLLLatency, false},
+    {"memLLBandwidth", "mem_ll_bandwidth", &CostModel::memLLBandwidth, true},
+    {"portLatency", "port_latency", &CostModel::portLatency, false},
+    {"portBandwidth", "port_bandwidth", &CostModel::portBandwidth, true},
+    {"netLatency", "net_latency", &CostModel::netLatency, false},
+    {"netBandwidth", "net_bandwidth", &CostModel::netBandwidth, true},
+    {"gpusPerNic", "gpus_per_nic", &CostModel::gpusPerNic, true},
+    {"signalLatency", "signal_latency", &CostModel::signalLatency, false},
+    {"switchLatency", "switch_latency", &CostModel::switchLatency, false},
+    {"switchBandwidth", "switch_bandwidth", &CostModel::switchBandwidth, true},
+    {"localLatency", "local_latency", &CostModel::localLatency, false},
+    {"localBandwidth", "local_bandwidth", &CostModel::localBandwidth, true},
+    {"blockBandwidth", "block_bandwidth", &CostModel::blockBandwidth, true},
+    {"opOverhead", "op_overhead", &CostModel::opOverhead, false},
 };
+
+const Field *findField(llvm::StringRef key) {
+  for (const Field &f : fields)
+    if (key == f.name || key == f.snake)
+      return &f;
+  return nullptr;
+}
+
+std::string unknownKey(llvm::StringRef key) {
+  std::string message = "unknown cost-model key '" + key.str() + "'; keys:";
+  for (const Field &f : fields)
+    message += std::string(" ") + f.name;
+  return message;
+}
+
+/// Sets `key` after checking `value`; an error message, or "".
+std::string setChecked(CostModel &model, llvm::StringRef key, double value) {
+  const Field *f = findField(key);
+  if (!f)
+    return unknownKey(key);
+  if (!std::isfinite(value) || value < 0 || (f->rate && value == 0))
+    return "cost-model key '" + key.str() + "' needs a finite " +
+           (f->rate ? "positive" : "non-negative") + " number";
+  model.*f->member = value;
+  return "";
+}
+
+/// How deep the text's arrays and objects nest (strings skipped), counted
+/// without recursion: llvm::json::parse recurses, and a cost model nested
+/// thousands deep would overflow its stack.
+int nestingDepth(llvm::StringRef text) {
+  int depth = 0, deepest = 0;
+  bool inString = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (inString) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        inString = false;
+    } else if (c == '"') {
+      inString = true;
+    } else if (c == '{' || c == '[') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+  return deepest;
+}
 } // namespace
 
 bool CostModel::set(llvm::StringRef key, double value) {
-  for (const Field &f : fields)
-    if (key == f.name || key == f.snake) {
-      this->*f.member = value;
-      return true;
-    }
-  return false;
+  const Field *f = findField(key);
+  if (!f)
+    return false;
+  this->*f->member = value;
+  return true;
 }
 
 std::vector<std::pair<std::string, double>> CostModel::entries() const {
@@ -49,33 +102,25 @@ std::vector<std::pair<std::string, double>> CostModel::entries() const {
   return result;
 }
 
-static std::string unknownKey(llvm::StringRef key) {
-  std::string message = "unknown cost-model key '" + key.str() + "'; keys:";
-  for (const Field &f : fields)
-    message += std::string(" ") + f.name;
-  return message;
-}
-
-std::string mscclc::sim::loadCostModel(llvm::StringRef path,
-                                       CostModel &model) {
-  auto buffer = llvm::MemoryBuffer::getFile(path);
-  if (!buffer)
-    return "cannot read cost model '" + path.str() +
-           "': " + buffer.getError().message();
-  llvm::Expected<llvm::json::Value> json =
-      llvm::json::parse((*buffer)->getBuffer());
+std::string mscclc::sim::parseCostModel(llvm::StringRef text,
+                                        llvm::StringRef name,
+                                        CostModel &model) {
+  if (nestingDepth(text) > 1)
+    return "cost model '" + name.str() +
+           "' must be one JSON object of numbers, with nothing nested";
+  llvm::Expected<llvm::json::Value> json = llvm::json::parse(text);
   if (!json)
-    return "cost model '" + path.str() +
+    return "cost model '" + name.str() +
            "' is not valid JSON: " + llvm::toString(json.takeError());
   const llvm::json::Object *object = json->getAsObject();
   if (!object)
-    return "cost model '" + path.str() + "' must be a JSON object";
+    return "cost model '" + name.str() + "' must be a JSON object";
   for (const auto &[key, value] : *object) {
     std::optional<double> number = value.getAsNumber();
-    if (!number || *number < 0)
-      return "cost model key '" + key.str() + "' needs a non-negative number";
-    if (!model.set(key, *number))
-      return unknownKey(key);
+    if (!number)
+      return "cost-model key '" + key.str() + "' needs a number";
+    if (std::string error = setChecked(model, key, *number); !error.empty())
+      return error;
   }
   return "";
 }
@@ -84,11 +129,9 @@ std::string mscclc::sim::applyCostOverride(llvm::StringRef keyValue,
                                            CostModel &model) {
   auto [key, text] = keyValue.split('=');
   double value;
-  if (text.empty() || text.getAsDouble(value) || value < 0)
+  if (text.empty() || text.getAsDouble(value))
     return "--cost expects key=number, got '" + keyValue.str() + "'";
-  if (!model.set(key.trim(), value))
-    return unknownKey(key.trim());
-  return "";
+  return setChecked(model, key.trim(), value);
 }
 
 std::optional<int64_t> mscclc::sim::parseByteSize(llvm::StringRef text) {

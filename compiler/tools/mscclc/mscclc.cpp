@@ -8,6 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "InputFiles.h"
+
 #include "mscclc/Backend/Backend.h"
 #include "mscclc/Driver/Compile.h"
 #include "mscclc/Frontend/Frontend.h"
@@ -31,6 +33,7 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <memory>
 #include <optional>
 
 using namespace mlir;
@@ -186,6 +189,17 @@ cl::list<std::string> simCost("cost",
                               cl::desc("--simulate: set a cost-model value"),
                               cl::value_desc("key=value"),
                               cl::cat(mscclcCategory));
+cl::opt<uint64_t> maxInputBytes(
+    "max-input-bytes",
+    cl::desc("Largest source or cost-model file read (default 16 MiB)"),
+    cl::init(uint64_t(16) << 20), cl::cat(mscclcCategory));
+
+// Limits of the command line, each named in the message that refuses a
+// value past it. --simulate takes about 12 ms a schedule at 8 ranks: the
+// most schedules run for minutes, not forever.
+constexpr int64_t kMaxRanks = 65536;
+constexpr int64_t kMaxInstances = 1024;
+constexpr int64_t kMaxSchedules = 100000;
 
 void printVersion(llvm::raw_ostream &os) {
   os << "mscclc " << MSCCLC_VERSION << " (MLIR " << MSCCLC_MLIR_VERSION << ")\n";
@@ -226,16 +240,9 @@ LogicalResult runSimulation(mscl::ProgramOp program, llvm::raw_ostream &os) {
   options.seed = simSeed;
   options.schedules = simSchedules;
   options.acrossLaunches = !singleLaunch;
-  if (simSchedules < 1)
-    return fail("--schedules must be positive");
-  auto type = mscclc::sim::parseDataType(dtype);
-  if (!type)
-    return fail("unknown --dtype '" + dtype + "'");
-  options.dataType = *type;
-  auto op = mscclc::sim::parseReduceKind(redop);
-  if (!op)
-    return fail("unknown --op '" + redop + "' (sum, prod, min, max, avg)");
-  options.reduceKind = *op;
+  // checkOptions() accepted both names.
+  options.dataType = *mscclc::sim::parseDataType(dtype);
+  options.reduceKind = *mscclc::sim::parseReduceKind(redop);
   for (const std::string &text : simBytes) {
     auto bytes = mscclc::sim::parseByteSize(text);
     if (!bytes)
@@ -245,7 +252,12 @@ LogicalResult runSimulation(mscl::ProgramOp program, llvm::raw_ostream &os) {
   }
   options.tracePath = simTrace;
   if (!simCostModel.empty()) {
-    std::string error = mscclc::sim::loadCostModel(simCostModel, options.cost);
+    std::string error;
+    std::unique_ptr<llvm::MemoryBuffer> text = mscclc::tools::readInputFile(
+        simCostModel, "cost model", maxInputBytes, &error);
+    if (text)
+      error = mscclc::sim::parseCostModel(text->getBuffer(), simCostModel,
+                                          options.cost);
     if (!error.empty())
       return fail(error);
   }
@@ -261,8 +273,12 @@ LogicalResult runSimulation(mscl::ProgramOp program, llvm::raw_ostream &os) {
 /// with --rank, the one rank to keep; nullopt after an error.
 std::optional<std::vector<std::string>>
 compileDefines(mscl::ProgramOp program) {
-  std::vector<std::string> defines = {"-DMSCCLC_DTYPE=" + dtype,
-                                      "-DMSCCLC_REDOP=" + redop};
+  // The device headers know the canonical names only (f32, not float).
+  std::vector<std::string> defines = {
+      "-DMSCCLC_DTYPE=" +
+          mscclc::sim::stringify(*mscclc::sim::parseDataType(dtype)).str(),
+      "-DMSCCLC_REDOP=" +
+          mscclc::sim::stringify(*mscclc::sim::parseReduceKind(redop)).str()};
   if (kernelRank.getNumOccurrences()) {
     if (kernelRank < 0 || kernelRank >= int64_t(program.getRanks())) {
       emitError(program.getLoc())
@@ -280,13 +296,8 @@ LogicalResult emitHsaco(mscl::ProgramOp program, llvm::raw_ostream &os,
                         const mscclc::EmitOptions &options,
                         const std::vector<std::string> &defines) {
   mscclc::jit::HipOffloadRequest request;
+  // checkOptions() accepted a given --arch.
   request.arch = arch.getNumOccurrences() ? arch.getValue() : "gfx90a";
-  if (!mscclc::jit::isGfxArch(request.arch)) {
-    emitError(program.getLoc()) << "--emit=hsaco needs an AMDGPU --arch "
-                                   "(gfx90a, gfx942), not '"
-                                << request.arch << "'";
-    return failure();
-  }
   llvm::raw_string_ostream source(request.source);
   if (failed(mscclc::emitKernels(program, source, options)))
     return failure();
@@ -406,6 +417,77 @@ LogicalResult compile(llvm::SourceMgr &sourceMgr, MLIRContext &ctx,
   return emitModule(*ir, os);
 }
 
+/// Refuses option values out of range, and options the chosen output does
+/// not use (a --dtype that --emit=plan would ignore is a mistake, not a
+/// setting). Prints one line per problem; false if there was any.
+bool checkOptions() {
+  bool ok = true;
+  auto error = [&](const llvm::Twine &message) {
+    llvm::errs() << "mscclc: error: " << message << "\n";
+    ok = false;
+  };
+  if (ranks < 1 || ranks > kMaxRanks)
+    error("--ranks must be between 1 and " + llvm::Twine(kMaxRanks));
+  if (instances < 1 || instances > kMaxInstances)
+    error("--instances must be between 1 and " + llvm::Twine(kMaxInstances));
+  if (gpusPerNode < 0 || gpusPerNode > kMaxRanks)
+    error("--gpus-per-node must be between 1 and " + llvm::Twine(kMaxRanks) +
+          " (0: all ranks on one node)");
+  if (threadsPerBlock < 32 || threadsPerBlock > 1024 ||
+      threadsPerBlock % 32 != 0)
+    error("--threads-per-block must be a multiple of 32 from 32 to 1024, not " +
+          llvm::Twine(threadsPerBlock.getValue()));
+  if (!mscclc::sim::parseDataType(dtype))
+    error("unknown --dtype '" + dtype + "' (accepted: " +
+          mscclc::sim::acceptedDataTypes() + ")");
+  if (!mscclc::sim::parseReduceKind(redop))
+    error("unknown --redop '" + redop + "' (accepted: " +
+          mscclc::sim::acceptedReduceKinds() + ")");
+  if (simSchedules < 1 || simSchedules > kMaxSchedules)
+    error("--schedules must be between 1 and " + llvm::Twine(kMaxSchedules));
+
+  // Which options the output uses.
+  bool kernelBuild = !simulateFlag && (emitKind == EmitKind::PTX ||
+                                       emitKind == EmitKind::CUBIN ||
+                                       emitKind == EmitKind::HSACO);
+  auto onlyWith = [&](const cl::Option &option, bool used,
+                      llvm::StringRef where) {
+    if (option.getNumOccurrences() && !used)
+      error("--" + option.ArgStr + " applies to " + where + " only");
+  };
+  onlyWith(arch, kernelBuild, "--emit=ptx|cubin|hsaco");
+  onlyWith(kernelRank, kernelBuild, "--emit=ptx|cubin|hsaco");
+  onlyWith(dtype, kernelBuild || simulateFlag,
+           "--emit=ptx|cubin|hsaco and --simulate");
+  onlyWith(redop, kernelBuild || simulateFlag,
+           "--emit=ptx|cubin|hsaco and --simulate");
+  onlyWith(threadsPerBlock,
+           !simulateFlag &&
+               (emitKind == EmitKind::Plan || emitKind == EmitKind::Bundle),
+           "--emit=plan|bundle");
+  onlyWith(embedHeaders,
+           !simulateFlag &&
+               (emitKind == EmitKind::CUDA || emitKind == EmitKind::HIP),
+           "--emit=cuda|hip");
+  // (std::addressof: cl::list overloads operator&.)
+  const cl::Option *simulateOnly[] = {
+      &simSeed,      &simSchedules, std::addressof(simBytes),
+      &simTrace,     &simCostModel, std::addressof(simCost)};
+  for (const cl::Option *option : simulateOnly)
+    onlyWith(*option, simulateFlag, "--simulate");
+  if (kernelBuild && arch.getNumOccurrences()) {
+    std::string parsed;
+    bool amd = emitKind == EmitKind::HSACO;
+    if (amd ? !mscclc::jit::isGfxArch(arch)
+            : !mscclc::jit::parseArch(arch, &parsed))
+      error("--arch '" + arch + "' is not " +
+            (amd ? "an AMDGPU architecture (gfx90a, gfx942)"
+                 : "an NVIDIA architecture (sm_XX, sm_XXa or a number such "
+                   "as 90)"));
+  }
+  return ok;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -422,18 +504,8 @@ int main(int argc, char **argv) {
       argc, argv,
       "mscclc: compiles .mscl collective communication algorithms\n");
 
-  if (ranks < 1 || ranks > 65536) {
-    llvm::errs() << "mscclc: error: --ranks must be between 1 and 65536\n";
+  if (!checkOptions())
     return 1;
-  }
-  if (instances < 1 || instances > 1024) {
-    llvm::errs() << "mscclc: error: --instances must be between 1 and 1024\n";
-    return 1;
-  }
-  if (gpusPerNode < 0) {
-    llvm::errs() << "mscclc: error: --gpus-per-node must be positive\n";
-    return 1;
-  }
   auto parsedDefines = parseDefines();
   if (!parsedDefines)
     return 1;
@@ -445,10 +517,14 @@ int main(int argc, char **argv) {
   options.defines = *parsedDefines;
 
   std::string errorMessage;
-  std::unique_ptr<llvm::MemoryBuffer> input =
-      openInputFile(inputFile, &errorMessage);
+  std::unique_ptr<llvm::MemoryBuffer> input = mscclc::tools::readInputFile(
+      inputFile, "source", maxInputBytes, &errorMessage);
   if (!input) {
     llvm::errs() << "mscclc: error: " << errorMessage << "\n";
+    return 1;
+  }
+  if (!mscclc::tools::checkSourceText(*input, &errorMessage)) {
+    llvm::errs() << errorMessage << "\n";
     return 1;
   }
   std::unique_ptr<llvm::ToolOutputFile> output =

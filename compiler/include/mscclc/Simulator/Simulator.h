@@ -53,6 +53,9 @@ std::optional<DataType> parseDataType(llvm::StringRef name);
 std::optional<ReduceKind> parseReduceKind(llvm::StringRef name);
 llvm::StringRef stringify(DataType type);
 llvm::StringRef stringify(ReduceKind kind);
+/// Every canonical name, comma-separated, for messages.
+std::string acceptedDataTypes();
+std::string acceptedReduceKinds();
 /// Size of one element in bytes.
 int64_t byteSize(DataType type);
 
@@ -87,9 +90,10 @@ struct CostModel {
   std::vector<std::pair<std::string, double>> entries() const;
 };
 
-/// Reads a cost model from a JSON object `{"key": value, ...}` on top of
-/// `model`. Returns an error message or an empty string.
-std::string loadCostModel(llvm::StringRef path, CostModel &model);
+/// Applies a cost model, the text of a JSON object `{"key": value, ...}`
+/// read from `name`, on top of `model`. Returns an error message or "".
+std::string parseCostModel(llvm::StringRef text, llvm::StringRef name,
+                           CostModel &model);
 /// Applies `key=value` to `model`. Returns an error message or "".
 std::string applyCostOverride(llvm::StringRef keyValue, CostModel &model);
 
