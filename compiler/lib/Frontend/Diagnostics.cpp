@@ -13,22 +13,22 @@ bool DiagReporter::admit(mlir::Location loc) {
   return true;
 }
 
+// The last error admitted says that the rest are dropped, in a note of its
+// own: the errors shown stay at most maxErrors.
 void DiagReporter::error(mlir::Location loc, const llvm::Twine &msg) {
   if (!admit(loc))
     return;
-  mlir::emitError(loc) << msg;
+  mlir::InFlightDiagnostic diag = mlir::emitError(loc) << msg;
   if (limitReached())
-    mlir::emitError(loc) << "too many errors, stopping";
+    diag.attachNote() << "too many errors, stopping";
 }
 
 void DiagReporter::error(mlir::Location loc, const llvm::Twine &msg,
                          mlir::Location noteLoc, const llvm::Twine &note) {
   if (!admit(loc))
     return;
-  {
-    mlir::InFlightDiagnostic diag = mlir::emitError(loc) << msg;
-    diag.attachNote(noteLoc) << note;
-  }
+  mlir::InFlightDiagnostic diag = mlir::emitError(loc) << msg;
+  diag.attachNote(noteLoc) << note;
   if (limitReached())
-    mlir::emitError(loc) << "too many errors, stopping";
+    diag.attachNote() << "too many errors, stopping";
 }

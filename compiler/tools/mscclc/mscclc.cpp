@@ -27,6 +27,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
@@ -417,6 +418,44 @@ LogicalResult compile(llvm::SourceMgr &sourceMgr, MLIRContext &ctx,
   return emitModule(*ir, os);
 }
 
+/// Shows each error once, and at most kMaxErrorsShown of them: a mistake in
+/// a loop over 512 ranks is one message, not 512 (docs/language.md,
+/// "Errors"). Registered after the printing handler, it sees every
+/// diagnostic first and swallows repeats and those past the limit.
+class ErrorLimiter {
+public:
+  static constexpr unsigned kMaxErrorsShown = 50;
+
+  explicit ErrorLimiter(MLIRContext &ctx) : engine(ctx.getDiagEngine()) {
+    id = engine.registerHandler([this](Diagnostic &diag) -> LogicalResult {
+      if (diag.getSeverity() != DiagnosticSeverity::Error)
+        return failure(); // for the next handler to print
+      std::string key;
+      llvm::raw_string_ostream os(key);
+      os << diag.getLocation() << '\0' << diag.str();
+      if (!seen.insert(key).second)
+        return success();
+      if (++shown <= kMaxErrorsShown)
+        return failure();
+      ++hidden;
+      return success();
+    });
+  }
+  ~ErrorLimiter() {
+    engine.eraseHandler(id);
+    if (hidden)
+      llvm::errs() << "mscclc: " << hidden << " more error"
+                   << (hidden == 1 ? "" : "s") << " not shown (at most "
+                   << kMaxErrorsShown << " are)\n";
+  }
+
+private:
+  DiagnosticEngine &engine;
+  DiagnosticEngine::HandlerID id;
+  llvm::StringSet<> seen;
+  unsigned shown = 0, hidden = 0;
+};
+
 /// Refuses option values out of range, and options the chosen output does
 /// not use (a --dtype that --emit=plan would ignore is a mistake, not a
 /// setting). Prints one line per problem; false if there was any.
@@ -546,6 +585,7 @@ int main(int argc, char **argv) {
     return failed(handler.verify()) ? 1 : 0;
   }
   SourceMgrDiagnosticHandler handler(sourceMgr, &ctx);
+  ErrorLimiter limiter(ctx);
   if (failed(compile(sourceMgr, ctx, options, output->os())))
     return 1;
   output->keep();

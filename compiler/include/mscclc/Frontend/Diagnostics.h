@@ -20,8 +20,8 @@ public:
   explicit DiagReporter(mlir::MLIRContext &ctx, unsigned maxErrors = 50)
       : ctx(ctx), maxErrors(maxErrors) {}
 
-  /// Emits `msg` as an error at `loc`. Past the limit, emits one final
-  /// "too many errors" error and drops the rest.
+  /// Emits `msg` as an error at `loc`. The last one within the limit gets
+  /// a "too many errors" note; the rest are dropped.
   void error(mlir::Location loc, const llvm::Twine &msg);
 
   /// Emits an error with one attached note (e.g. "previous definition").
