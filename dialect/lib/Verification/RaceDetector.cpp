@@ -462,7 +462,7 @@ void RaceDetector::Impl::step(int block, int stepIndex) {
     waitEpochs[channel].push_back(epoch);
   }
   Access plain{block, epoch, -1, step.op, step.launch};
-  model.forEachPacketRead(step, [&](const Move &, const Range &src,
+  model.forEachPacketRead(step, [&](const Move &move, const Range &src,
                                     int64_t j) {
     int64_t slot = model.slot(src, j);
     StepRef writer = scheduler.packetWriter(slot, step.launch);
@@ -470,13 +470,22 @@ void RaceDetector::Impl::step(int block, int stepIndex) {
       return;
     // Every LL read spins on at least its first packet, at every count
     // (Elementwise.h). A block of a thread-block group spins only on its
-    // own stripes, and may own none; but then it owns no element of any
-    // chunk it accesses after (a packet chunk is a scratch chunk, as long
-    // as any), so what it learns still covers all it does.
-    llHeard[{block, writer.block}] = step.op;
-    auto clockIt = packetClocks.find({writer.block, writer.step});
-    if (clockIt != packetClocks.end())
-      join(block, clockIt->second);
+    // own stripes of what the read moves, and may own none. If the read
+    // moves a scratch chunk's worth (as many elements as the largest
+    // chunk) at every count, a block owning none owns no element of any
+    // chunk it accesses after, so what it learns covers all it does. A
+    // shorter read teaches the group nothing: a block may own only the
+    // positions past it, in a longer chunk it then reads.
+    bool learns = model.blocks[block].group == 1 ||
+                  model.layout.lastElement(/*user=*/false, 0)
+                      .minus(model.movesLast(move, j))
+                      .empty();
+    if (learns) {
+      llHeard[{block, writer.block}] = step.op;
+      auto clockIt = packetClocks.find({writer.block, writer.step});
+      if (clockIt != packetClocks.end())
+        join(block, clockIt->second);
+    }
     if (model.launches > 1) {
       // A put two launches later already rewrote the packets: it ran before
       // this read, so nothing orders it after the read.

@@ -397,11 +397,16 @@ class Plan:
                         touch(x.s, x.stage, base + 2, True)
                         touch(x.s, x.stage, rd, False)
                     touch(x.d, x.dst, base + 4 if x.proto != "LL" else base + 5, True)
-                    if x.proto == "LL":
-                        # reading a peer's packets shows its kernel started
+                    if x.proto == "LL" and (x.d, x.lane) not in self.group_lanes:
+                        # reading a peer's packets shows its kernel started;
+                        # not to a group, whose blocks wait only on their
+                        # stripes of what the read moves: the proof credits
+                        # a group only with reads of a scratch chunk's worth
+                        # at every count, and these go into user chunks
                         events.setdefault((x.s, x.d, x.lane), []).append((-INF, base + 5, pipe, "LL"))
                         self.ll_send[(x.s, x.d, x.lane, base + 5)] = base + 2
                         heard.add((x.d, x.s))
+                    if x.proto == "LL":
                         ll_pairs.setdefault((x.s, x.d), x.lane)
                 else:
                     touch(x.s, x.srcs[0], base + 4, False)
