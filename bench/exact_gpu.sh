@@ -12,12 +12,18 @@
 #  - compute-sanitizer on the group and LL programs of exact/;
 #  - the two splits of a thread-block group, timed (bench/groups).
 # Logs under OUT (at most 8 files come back): summary.txt and logs.tgz.
-#   OUT=... GEN=... bench/exact_gpu.sh [STEP_REGEX]
+#   OUT=... GEN=... [DEADLINE=560] bench/exact_gpu.sh [STEP_REGEX]
+# DEADLINE (seconds from the start, default 560: a device call may run
+# 600) stops starting steps, and cuts the last one short, so the logs
+# always come back. A wait that never ends gives up after
+# MSCCLC_TIMEOUT_MS (5 s here: correct programs finish in milliseconds).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export MSCCLC_DISABLE_MULTICAST=1 NCCL_NVLS_ENABLE=0
 export TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export MSCCLC_CACHE_DIR=${MSCCLC_CACHE_DIR:-/tmp/mscclc-cache}
+export MSCCLC_TIMEOUT_MS=${MSCCLC_TIMEOUT_MS:-5000}
+DEADLINE=${DEADLINE:-560}
 OUT=${OUT:-/tmp/mscclc-out}
 LOGS=/tmp/exact-logs
 mkdir -p "$OUT" "$LOGS"
@@ -45,6 +51,9 @@ step() { # name limit command...: runs it, keeps the verdict lines
   local name=$1 limit=$2; shift 2
   [[ "$name" =~ $STEPS ]] || return 0
   local s=$(date +%s)
+  local left=$(( DEADLINE - (s - t0) ))
+  if [ "$left" -lt 20 ]; then summary "$name: not run (deadline)"; return 0; fi
+  [ "$limit" -gt "$left" ] && limit=$left
   timeout -s KILL "$limit" "$@" > "$LOGS/$name.log" 2>&1
   local rc=$?
   summary "$name: rc=$rc in $(( $(date +%s) - s )) s: $(grep -E '^(passed|[0-9]+ passed)|FAIL|SKIPPED' "$LOGS/$name.log" | tail -2 | cut -c1-300 | tr '\n' ' ')"
