@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from .generate import describe, make
 from .oracles import HostRun, Job, Proof, Simulator, find_mscclc
-from .plan import GenBug
+from .plan import GenBug, NoProgram
 from .render import render
 
 
@@ -162,6 +162,9 @@ def run_case(seed, index, cfg):
     rec = {"seed": seed, "index": index}
     try:
         case = make(seed, index, kind=cfg.kind)
+    except NoProgram as e:
+        rec.update(kind="-", labels=[], skipped=str(e), seconds=time.time() - t0)
+        return rec
     except GenBug as e:
         rec.update(kind="?", labels=["generator"], error=str(e), seconds=time.time() - t0)
         return rec
@@ -273,7 +276,10 @@ class Summary:
         out = [f"mscl-gen: seed {seed}, {len(R)} programs in {seconds:.0f} s" +
                (f", commit {commit}" if commit else "")]
         kinds = Counter(r["kind"] for r in R)
-        out.append("programs by kind: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())))
+        out.append("programs by kind: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items()) if k != "-"))
+        if kinds["-"]:
+            out.append(f"cases without a program (every attempt too large or "
+                       f"without a place for the defect; skipped): {kinds['-']}")
         out.append("")
         out.append("verdicts (proof/sim/hostrun) by kind:")
         by = defaultdict(Counter)
@@ -286,7 +292,7 @@ class Summary:
         out.append("")
         out.append("defects caught (of the programs of each class): proof, simulator, host reference")
         for k in sorted(by):
-            if k in ("correct", "?"):
+            if k in ("correct", "?", "-"):
                 continue
             rs = [r for r in R if r["kind"] == k]
             n = len(rs)

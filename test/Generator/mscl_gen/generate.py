@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from . import skeletons as S
 from .ir import Lane, flat
 from .layout import REDUCING
-from .plan import GenBug, Plan
+from .plan import GenBug, NoProgram, Plan
 
 COLLS = ["allreduce", "allgather", "reducescatter", "broadcast", "reduce",
          "gather", "scatter", "alltoall"]
@@ -146,7 +146,7 @@ def build(seed, index, pin=None, plan_flags=()):
     prog = plan.lower(name, lanes)
     size = sum(len(list(flat(items))) for items in prog.blocks.values())
     if size > MAX_OPS:
-        raise GenBug(f"{size} operations: too large")
+        raise NoProgram(f"{size} operations: too large")
     prog.style = random.Random(f"mscl-gen:{seed}:{index}:style").randrange(1 << 30)
     from .features import program_features
     features = set(plan.features) | program_features(prog)
@@ -243,8 +243,9 @@ class Case:
 
 def make(seed, index, pin=None, kind=None):
     """The case for (seed, index): its kind, its program (correct, or with
-    its one defect) and its run settings. Raises GenBug when no attempt
-    gave a program."""
+    its one defect) and its run settings. Raises NoProgram when no attempt
+    gave a program of the kind (GenBug when the last broke the generator's
+    own rules)."""
     from . import defects as D
     from .selfcheck import check
     pin = dict(pin or {})
@@ -267,7 +268,7 @@ def make(seed, index, pin=None, kind=None):
         sub = f"{index}" if attempt == 0 else f"{index}.{attempt}"
         try:
             gen = build(seed, sub, pins, flags)
-        except GenBug as e:
+        except (GenBug, NoProgram) as e:
             last = e
             continue
         errs = check(gen.prog)
@@ -291,7 +292,9 @@ def make(seed, index, pin=None, kind=None):
             continue
         gen.prog = mut
         return finish(Case(seed, sub, kind, defect.expect, gen, what, pins=pins), rng)
-    raise GenBug(f"no program for {kind}: {last or 'no place for the defect'}")
+    if isinstance(last, GenBug):
+        raise GenBug(f"no program for {kind}: {last}")
+    raise NoProgram(f"no program for {kind}: {last or 'no place for the defect'}")
 
 
 def finish(case, rng):

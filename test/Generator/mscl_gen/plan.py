@@ -58,6 +58,12 @@ class GenBug(Exception):
     """The generator built something its own rules forbid."""
 
 
+class NoProgram(Exception):
+    """No attempt gave a program of the kind asked for (every one too large,
+    or without a place for the defect): nothing is wrong, the case is
+    skipped."""
+
+
 @dataclass
 class Xfer:
     lane: int

@@ -12,7 +12,7 @@ from collections import Counter
 from .campaign import classify, program_text
 from .generate import make
 from .oracles import Verdict
-from .plan import GenBug
+from .plan import GenBug, NoProgram
 from .selfcheck import check
 
 
@@ -46,6 +46,9 @@ def selftest(seed, n):
         try:
             a = make(seed, i)
             b = make(seed, i)
+        except NoProgram:
+            kinds["no program"] += 1
+            continue
         except GenBug as e:
             problems.append(f"index {i}: {e}")
             continue
