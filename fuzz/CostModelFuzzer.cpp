@@ -1,4 +1,4 @@
-//===- CostModelFuzzer.cpp - The simulator's cost-model reader on any bytes ===//
+//===- CostModelFuzzer.cpp - The cost-model reader on any bytes -----------===//
 //
 // Each input is the text of a cost model (`mscclc --simulate --cost-model
 // FILE`, docs/simulator.md). Whatever it holds, the reader accepts a flat

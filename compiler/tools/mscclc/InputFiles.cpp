@@ -5,10 +5,8 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/Twine.h"
-#include "llvm/Support/Errc.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Process.h"
 
 using namespace llvm;
 
@@ -22,14 +20,14 @@ std::string tooLarge(StringRef what, StringRef path, uint64_t maxBytes) {
 }
 
 /// Reads `fd` to its end, or up to one byte past `maxBytes`.
-bool readBounded(sys::fs::file_t fd, uint64_t maxBytes, SmallVectorImpl<char> &out,
-                 std::string *error) {
+bool readBounded(sys::fs::file_t fd, uint64_t maxBytes,
+                 SmallVectorImpl<char> &out, std::string *error) {
   for (;;) {
     size_t chunk = 1 << 16;
     size_t at = out.size();
     out.resize_for_overwrite(at + chunk);
-    Expected<size_t> got =
-        sys::fs::readNativeFile(fd, MutableArrayRef<char>(out.data() + at, chunk));
+    Expected<size_t> got = sys::fs::readNativeFile(
+        fd, MutableArrayRef<char>(out.data() + at, chunk));
     if (!got) {
       *error = toString(got.takeError());
       return false;
@@ -114,8 +112,9 @@ bool checkSourceText(const MemoryBuffer &source, std::string *error) {
       return fail(i, "source line longer than " + Twine(kMaxSourceLineBytes) +
                          " bytes");
     if ((c < 0x20 && c != '\t' && c != '\r') || c == 0x7f)
-      return fail(i, "control character 0x" + utohexstr(c, /*LowerCase=*/true,
-                                                        /*Width=*/2) +
+      return fail(i, "control character 0x" +
+                         utohexstr(c, /*LowerCase=*/true,
+                                   /*Width=*/2) +
                          " in the source");
   }
   return true;
