@@ -50,7 +50,9 @@ std::string unknownKey(llvm::StringRef key) {
   return message;
 }
 
-/// Sets `key` after checking `value`; an error message, or "".
+/// Sets `key` (a field name such as `memHBLatency`, or its snake-case form
+/// `mem_hb_latency`) after checking `value`; an error message, or "". The
+/// one way a value gets into a cost model from outside.
 std::string setChecked(CostModel &model, llvm::StringRef key, double value) {
   const Field *f = findField(key);
   if (!f)
@@ -86,14 +88,6 @@ int nestingDepth(llvm::StringRef text) {
   return deepest;
 }
 } // namespace
-
-bool CostModel::set(llvm::StringRef key, double value) {
-  const Field *f = findField(key);
-  if (!f)
-    return false;
-  this->*f->member = value;
-  return true;
-}
 
 std::vector<std::pair<std::string, double>> CostModel::entries() const {
   std::vector<std::pair<std::string, double>> result;

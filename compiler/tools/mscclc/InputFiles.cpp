@@ -2,6 +2,7 @@
 
 #include "InputFiles.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/Twine.h"
@@ -59,37 +60,32 @@ std::unique_ptr<MemoryBuffer> readInputFile(StringRef path, StringRef what,
     return MemoryBuffer::getMemBufferCopy(StringRef(bytes.data(), bytes.size()),
                                           "<stdin>");
   }
+  auto unreadable = [&](const Twine &reason) {
+    return fail("cannot read " + what + " '" + path + "': " + reason);
+  };
   // The path is asked first, since opening a FIFO waits for a writer; then
   // the open file, since the path may name another file by then.
   sys::fs::file_status pathStatus;
   if (std::error_code ec = sys::fs::status(path, pathStatus))
-    return fail("cannot read " + what + " '" + path + "': " + ec.message());
+    return unreadable(ec.message());
   if (pathStatus.type() != sys::fs::file_type::regular_file)
     return fail(what + " '" + path + "' is not a regular file");
   Expected<sys::fs::file_t> fd = sys::fs::openNativeFileForRead(path);
   if (!fd)
-    return fail("cannot read " + what + " '" + path +
-                "': " + toString(fd.takeError()));
+    return unreadable(toString(fd.takeError()));
+  auto close = make_scope_exit([&] { sys::fs::closeFile(*fd); });
   sys::fs::file_status status;
-  std::error_code ec = sys::fs::status(*fd, status);
-  std::unique_ptr<MemoryBuffer> result;
-  if (ec)
-    fail("cannot read " + what + " '" + path + "': " + ec.message());
-  else if (status.type() != sys::fs::file_type::regular_file)
-    fail(what + " '" + path + "' is not a regular file");
-  else if (status.getSize() > maxBytes)
-    fail(tooLarge(what, path, maxBytes));
-  else {
-    ErrorOr<std::unique_ptr<MemoryBuffer>> buffer =
-        MemoryBuffer::getOpenFile(*fd, path, status.getSize());
-    if (!buffer)
-      fail("cannot read " + what + " '" + path +
-           "': " + buffer.getError().message());
-    else
-      result = std::move(*buffer);
-  }
-  sys::fs::closeFile(*fd);
-  return result;
+  if (std::error_code ec = sys::fs::status(*fd, status))
+    return unreadable(ec.message());
+  if (status.type() != sys::fs::file_type::regular_file)
+    return fail(what + " '" + path + "' is not a regular file");
+  if (status.getSize() > maxBytes)
+    return fail(tooLarge(what, path, maxBytes));
+  ErrorOr<std::unique_ptr<MemoryBuffer>> buffer =
+      MemoryBuffer::getOpenFile(*fd, path, status.getSize());
+  if (!buffer)
+    return unreadable(buffer.getError().message());
+  return std::move(*buffer);
 }
 
 bool checkSourceText(const MemoryBuffer &source, std::string *error) {

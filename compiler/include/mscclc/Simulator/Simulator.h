@@ -83,9 +83,6 @@ struct CostModel {
   double blockBandwidth = 200; ///< most one thread block moves per second
   double opOverhead = 0.02;    ///< issue cost of any operation
 
-  /// Sets `key` (a field name such as `memHBLatency`, or its snake-case
-  /// form `mem_hb_latency`) to `value`. Returns false for unknown keys.
-  bool set(llvm::StringRef key, double value);
   /// All keys with their current values, for messages and docs.
   std::vector<std::pair<std::string, double>> entries() const;
 };
