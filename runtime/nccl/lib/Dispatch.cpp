@@ -7,6 +7,8 @@
 
 #include <nvtx3/nvToolsExt.h>
 
+#include <utility>
+
 namespace mscclc::nccl {
 namespace {
 
@@ -22,6 +24,11 @@ thread_local std::vector<QueuedCall> queuedCalls;
 thread_local std::vector<ncclComm *> pendingInits;
 thread_local std::vector<std::thread> pendingTasks;
 thread_local std::vector<std::function<void()>> afterGroup;
+/// The first call of the open group that failed, and how many did: NCCL's
+/// ncclGroupEnd returns that error and runs none of the group's calls, so a
+/// caller who checks only ncclGroupEnd (as most do) learns of it.
+thread_local Outcome groupError;
+thread_local int groupFailures = 0;
 
 /// AlltoAll, Gather and Scatter over grouped sends and receives, for a
 /// fallback NCCL older than 2.28 (which lacks them).
@@ -184,10 +191,8 @@ struct NvtxRange {
   ~NvtxRange() { nvtxRangePop(); }
 };
 
-} // namespace
-
-ncclResult_t dispatch(const CollectiveArgs &call, ncclComm_t comm,
-                      cudaStream_t stream) {
+ncclResult_t dispatchOne(const CollectiveArgs &call, ncclComm_t comm,
+                        cudaStream_t stream) {
   std::string fn = fmt::format("nccl{}", collectiveName(call.collective));
   NvtxRange range(fn.c_str());
   ncclComm *c = nullptr;
@@ -244,6 +249,18 @@ ncclResult_t dispatch(const CollectiveArgs &call, ncclComm_t comm,
   return report(execute(q));
 }
 
+} // namespace
+
+ncclResult_t dispatch(const CollectiveArgs &call, ncclComm_t comm,
+                      cudaStream_t stream) {
+  ncclResult_t r = dispatchOne(call, comm, stream);
+  if (groupDepth > 0 && r != ncclSuccess) {
+    if (groupFailures++ == 0)
+      groupError = {r, lastErrorMessage()};
+  }
+  return r;
+}
+
 bool inGroup() { return groupDepth > 0; }
 
 void deferInit(ncclComm *c) { pendingInits.push_back(c); }
@@ -288,6 +305,8 @@ ncclResult_t groupEnd(ncclSimInfo_t *simulate) {
   calls.swap(queuedCalls);
   std::vector<std::thread> tasks;
   tasks.swap(pendingTasks);
+  Outcome failedCall = std::exchange(groupError, Outcome::success());
+  int failures = std::exchange(groupFailures, 0);
   for (std::thread &t : tasks)
     t.join();
   // Communicators initialised in the group: theirs ran on threads of their
@@ -303,6 +322,11 @@ ncclResult_t groupEnd(ncclSimInfo_t *simulate) {
   }
   if (!first.ok())
     return report(first);
+  if (!failedCall.ok())
+    return fail(failedCall.result,
+                fmt::format("{}: {} of the group's calls failed and none of "
+                            "its {} queued calls ran; the first: {}",
+                            fn, failures, calls.size(), failedCall.message));
 
   const RealNccl *real = nullptr;
   bool anyNative = false;

@@ -6,7 +6,8 @@
 // per (collective, size bucket) with MSCCLC_DEBUG=INFO, and runs the call,
 // or queues it when a group is open. ncclGroupEnd runs the queued native
 // calls in one mscclc group and the fallen-back ones in one group of the
-// real NCCL.
+// real NCCL; when a call inside the group failed, it returns that error and
+// runs none of them.
 //
 //===----------------------------------------------------------------------===//
 

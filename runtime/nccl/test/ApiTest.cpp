@@ -195,6 +195,24 @@ TEST(Groups, UnbalancedEndIsInvalidUsage) {
   EXPECT_EQ(ncclGroupSimulateEnd(nullptr), ncclInvalidArgument);
 }
 
+// NCCL's ncclGroupEnd returns the error of a call inside the group: most
+// callers check only the group's result.
+TEST(Groups, EndReturnsTheErrorOfACallInside) {
+  float buf[4] = {};
+  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+  EXPECT_EQ(ncclAllReduce(buf, buf, 4, ncclFloat32, ncclSum, nullptr, 0),
+            ncclInvalidArgument);
+  EXPECT_EQ(ncclBroadcast(buf, buf, 4, ncclFloat32, 0, nullptr, 0),
+            ncclInvalidArgument);
+  EXPECT_EQ(ncclGroupEnd(), ncclInvalidArgument);
+  EXPECT_NE(lastError().find("2 of the group's calls failed"), std::string::npos)
+      << lastError();
+  EXPECT_NE(lastError().find("ncclAllReduce"), std::string::npos) << lastError();
+  // The error belongs to that group only.
+  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+  EXPECT_EQ(ncclGroupEnd(), ncclSuccess);
+}
+
 TEST(Memory, AllocationErrorsAreClean) {
   void *p = reinterpret_cast<void *>(1);
   EXPECT_EQ(ncclMemAlloc(nullptr, 64), ncclInvalidArgument);
