@@ -267,12 +267,17 @@ ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev, const int *devlist) {
                   fmt::format("{}: device {} (entry {}) does not exist ({} "
                            "devices)",
                            fn, d, i, count));
-    if (std::count(devices.begin(), devices.end(), d) && !sharedGpuAllowed())
-      return fail(ncclInvalidUsage,
-                  fmt::format("{}: device {} is listed twice; several ranks on "
-                           "one GPU are allowed only for tests, with "
-                           "MSCCLC_ALLOW_SHARED_GPU=1",
-                           fn, d));
+    if (std::count(devices.begin(), devices.end(), d)) {
+      bool allowed = false;
+      if (o = sharedGpuAllowed(&allowed); !o.ok())
+        return report(o);
+      if (!allowed)
+        return fail(ncclInvalidUsage,
+                    fmt::format("{}: device {} is listed twice; several ranks "
+                                "on one GPU are allowed only for tests, with "
+                                "MSCCLC_ALLOW_SHARED_GPU=1",
+                                fn, d));
+    }
     devices.push_back(d);
   }
   FallbackPolicy policy;
