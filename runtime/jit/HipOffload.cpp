@@ -8,10 +8,10 @@
 
 #include "mscclc/jit/HipOffload.h"
 #include "mscclc/jit/Nvrtc.h"
+#include "mscclc/runtime/Settings.h"
 
 #include <cctype>
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
@@ -25,11 +25,6 @@ extern char **environ;
 namespace mscclc::jit {
 namespace fs = std::filesystem;
 namespace {
-
-std::string envOr(const char *var, const char *fallback) {
-  const char *v = std::getenv(var);
-  return v && *v ? v : fallback;
-}
 
 std::string readFile(const fs::path &path) {
   std::ifstream in(path, std::ios::binary);
@@ -85,20 +80,19 @@ int run(const std::vector<std::string> &args, const fs::path &logPath,
 
 /// The command of one compiler for `arch`, without input and output.
 std::vector<std::string> hipccCommand(const std::string &arch) {
-  return {envOr("MSCCLC_HIPCC", "hipcc"), "--offload-arch=" + arch,
+  return {rt::get(rt::setting::Hipcc), "--offload-arch=" + arch,
           "--cuda-device-only"};
 }
 
 std::vector<std::string> clangCommand(const std::string &arch) {
   std::vector<std::string> cmd = {
-      envOr("MSCCLC_HIP_CLANG", "clang++-22"), "-x", "hip",
+      rt::get(rt::setting::HipClang), "-x", "hip",
       "--offload-arch=" + arch, "--offload-device-only",
       "-mcode-object-version=5",
       // ROCm 5.2's headers read it; clang 22 no longer predefines it. Every
       // gfx9 data-centre GPU runs wavefronts of 64.
       "-D__AMDGCN_WAVEFRONT_SIZE=64", "-nogpulib"};
-  fs::path libs = envOr("MSCCLC_ROCM_DEVICE_LIBS",
-                        "/usr/lib/x86_64-linux-gnu/amdgcn/bitcode");
+  fs::path libs = rt::get(rt::setting::RocmDeviceLibs);
   for (const char *lib : {"hip", "ockl", "opencl", "oclc_abi_version_500",
                           "oclc_wavefrontsize64_on"})
     cmd.insert(cmd.end(), {"-Xclang", "-mlink-builtin-bitcode", "-Xclang",

@@ -8,10 +8,10 @@
 #include "mscclc/jit/Hiprtc.h"
 #include "mscclc/jit/HipOffload.h"
 #include "mscclc/jit/Nvrtc.h"
+#include "mscclc/runtime/Settings.h"
 
 #include "RtcLibrary.h"
 
-#include <cstdlib>
 #include <dlfcn.h>
 #include <mutex>
 
@@ -37,13 +37,13 @@ const HiprtcApi &loadHiprtc() {
   std::call_once(once, [] {
     api.prefix = "hiprtc";
     std::vector<std::string> candidates;
-    if (const char *env = std::getenv("MSCCLC_HIPRTC"); env && *env)
-      candidates.push_back(env);
+    if (std::string own = rt::get(rt::setting::Hiprtc); !own.empty())
+      candidates.push_back(own);
     for (const char *name : {"libhiprtc.so", "libhiprtc.so.6", "libhiprtc.so.5",
                              "libamdhip64.so.5"})
       candidates.push_back(name);
-    if (const char *dir = std::getenv("ROCM_PATH"); dir && *dir)
-      candidates.push_back(std::string(dir) + "/lib/libhiprtc.so");
+    if (std::string rocm = rt::get(rt::setting::RocmPath); !rocm.empty())
+      candidates.push_back(rocm + "/lib/libhiprtc.so");
     candidates.push_back("/opt/rocm/lib/libhiprtc.so");
     rtc::open(&api, candidates,
               [](rtc::Library &) {

@@ -6,11 +6,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "mscclc/jit/Nvrtc.h"
+#include "mscclc/runtime/Settings.h"
 
 #include "RtcLibrary.h"
 
 #include <cctype>
-#include <cstdlib>
 #include <mutex>
 #include <sys/stat.h>
 
@@ -29,6 +29,16 @@ struct NvrtcApi : rtc::Library {
   rtc::CodeFn getCUBIN = nullptr;
 };
 
+/// The CUDA toolkit's folders the environment names: CUDA_HOME, then
+/// CUDA_PATH.
+std::vector<std::string> cudaToolkitDirs() {
+  std::vector<std::string> dirs;
+  for (rt::PathSetting s : {rt::setting::CudaHome, rt::setting::CudaPath})
+    if (std::string dir = rt::get(s); !dir.empty())
+      dirs.push_back(dir);
+  return dirs;
+}
+
 /// Loads libnvrtc once per process.
 const NvrtcApi &loadNvrtc() {
   static NvrtcApi api;
@@ -40,18 +50,16 @@ const NvrtcApi &loadNvrtc() {
     // A library named explicitly is the only one tried: the caller chose
     // it (and a missing one makes NVRTC unavailable, as tests of the
     // ahead-of-time store need).
-    const char *explicitPath = std::getenv("MSCCLC_NVRTC");
-    if (explicitPath && *explicitPath) {
+    if (std::string explicitPath = rt::get(rt::setting::Nvrtc);
+        !explicitPath.empty()) {
       candidates.push_back(explicitPath);
-      notFound = std::string("MSCCLC_NVRTC=") + explicitPath +
-                 " cannot be loaded";
+      notFound = "MSCCLC_NVRTC=" + explicitPath + " cannot be loaded";
     } else {
       for (const char *name :
            {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12"})
         candidates.push_back(name);
-      for (const char *var : {"CUDA_HOME", "CUDA_PATH"})
-        if (const char *dir = std::getenv(var); dir && *dir)
-          candidates.push_back(std::string(dir) + "/lib64/libnvrtc.so");
+      for (const std::string &toolkit : cudaToolkitDirs())
+        candidates.push_back(toolkit + "/lib64/libnvrtc.so");
       candidates.push_back("/usr/local/cuda/lib64/libnvrtc.so");
       notFound = "libnvrtc not found (tried $MSCCLC_NVRTC, libnvrtc.so, "
                  "$CUDA_HOME/lib64, $CUDA_PATH/lib64, /usr/local/cuda/lib64); "
@@ -77,12 +85,11 @@ bool isDir(const std::string &path) {
 } // namespace
 
 std::string cudaIncludeDir() {
-  if (const char *dir = std::getenv("MSCCLC_CUDA_INCLUDE"); dir && isDir(dir))
+  if (std::string dir = rt::get(rt::setting::CudaInclude); isDir(dir))
     return dir;
-  for (const char *var : {"CUDA_HOME", "CUDA_PATH"})
-    if (const char *home = std::getenv(var); home && *home)
-      if (std::string dir = std::string(home) + "/include"; isDir(dir))
-        return dir;
+  for (const std::string &toolkit : cudaToolkitDirs())
+    if (std::string dir = toolkit + "/include"; isDir(dir))
+      return dir;
   for (const char *dir :
        {MSCCLC_BUILD_CUDA_INCLUDE_DIR, "/usr/local/cuda/include"})
     if (isDir(dir))

@@ -11,6 +11,7 @@
 #include "mscclc/runtime/CaptureMode.h"
 #include "mscclc/runtime/Communicator.h"
 #include "mscclc/runtime/Executor.h"
+#include "mscclc/runtime/Limits.h"
 #include "mscclc/runtime/Multicast.h"
 #include "mscclc/runtime/Program.h"
 #include "mscclc/runtime/StdlibPrograms.h"
@@ -252,7 +253,10 @@ mscclcResult_t mscclcCommInitRankOnNode(mscclcComm_t *comm, int nranks,
                                         mscclcUniqueId id, int rank, int node) {
   API_CHECK(comm, "comm must not be NULL");
   *comm = nullptr;
-  API_CHECK(nranks >= 1, "nranks must be at least 1");
+  // Above the limit the bootstrap's tables alone would take gigabytes.
+  API_CHECK(nranks >= 1 && nranks <= mscclc::limits::kMaxRanks,
+            fmt::format("nranks is {}, expected 1 to {}", nranks,
+                        mscclc::limits::kMaxRanks));
   API_CHECK(rank >= 0 && rank < nranks, "rank must be in [0, nranks)");
   API_CHECK(node >= -1, "node must be a node number, or -1 for none");
   int device = 0;

@@ -4,6 +4,7 @@
 #include "mscclc/runtime/Executor.h"
 #include "mscclc/runtime/Nodes.h"
 #include "mscclc/runtime/Proxy.h"
+#include "mscclc/runtime/Settings.h"
 #include "mscclc/runtime/IbConnection.h"
 #include "mscclc/runtime/IbRing.h"
 #include "mscclc/runtime/TcpStaging.h"
@@ -44,14 +45,16 @@ uint64_t hostHash() {
   return fnv1a(id);
 }
 
+/// MSCCLC_NODE_OF_RANK as given ("" where unset): assignNodes parses it.
 const char *nodeSpec() {
-  const char *env = getenv("MSCCLC_NODE_OF_RANK");
-  return env ? env : "";
+  std::optional<RawSetting> spec = get(setting::NodeOfRank);
+  return spec ? spec->text : "";
 }
 
-const char *transportSpec() {
-  const char *env = getenv("MSCCLC_TRANSPORT");
-  return env ? env : "";
+/// MSCCLC_TRANSPORT as the table spells it (after checkTransportVariable):
+/// "TCP" and "tcp" are one choice, so their hashes must agree.
+std::string transportSpec() {
+  return std::string(getOrDefault(setting::Transport));
 }
 
 /// What a rank publishes for one pointer in exchange().
@@ -166,10 +169,10 @@ Status Communicator::init(const UniqueId &id, int rank, int nranks,
   mine.device = device;
   MSCCLC_TRY(deviceArch(device, &mine.arch));
   MSCCLC_CUDA_CHECK(cudaDeviceGetPCIBusId(mine.busId, sizeof(mine.busId), device));
+  MSCCLC_TRY(checkTransportVariable());
   mine.nodeSpecHash = fnv1a(nodeSpec());
   mine.transportHash = fnv1a(transportSpec());
   mine.nodeLabel = nodeLabel;
-  MSCCLC_TRY(checkTransportVariable());
 
   MSCCLC_TRY(Bootstrap::create(id, rank, nranks, &bootstrap_));
   peers_.assign(size_t(nranks), PeerInfo());

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mscclc/runtime/Cuda.h"
+#include "mscclc/runtime/Settings.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -150,15 +151,19 @@ bool cudaDeviceAvailable(int *count) {
   return n > 0;
 }
 
-const char *hardwareQueuesVariable() {
-  return MSCCLC_TARGET_HIP ? "GPU_MAX_HW_QUEUES"
-                           : "CUDA_DEVICE_MAX_CONNECTIONS";
+namespace {
+IntegerSetting hardwareQueuesSetting() {
+  return MSCCLC_TARGET_HIP ? setting::GpuMaxHwQueues
+                           : setting::CudaDeviceMaxConnections;
 }
+} // namespace
+
+const char *hardwareQueuesVariable() { return hardwareQueuesSetting().name(); }
 
 int hardwareQueues() {
-  const char *env = getenv(hardwareQueuesVariable());
-  int n = env && *env ? atoi(env) : MSCCLC_TARGET_HIP ? 4 : 8;
-  return n < 1 ? 1 : n > 32 ? 32 : n;
+  // The vendor's variable, read by its runtime too: a value outside its
+  // range is said once and the vendor's default assumed, not refused.
+  return int(getOrDefault(hardwareQueuesSetting()));
 }
 
 DeviceGuard::DeviceGuard(int device) {

@@ -4,6 +4,7 @@
 #include "mscclc/runtime/DeviceErrorText.h"
 #include "mscclc/runtime/Multicast.h"
 #include "mscclc/runtime/Nodes.h"
+#include "mscclc/runtime/Settings.h"
 #include "mscclc/runtime/TcpTransport.h"
 
 #include "mscclc/device/Layout.h"
@@ -41,26 +42,27 @@ unsigned gridFor(unsigned long long n) {
 
 } // namespace
 
-size_t maxContexts() {
-  const char *env = getenv("MSCCLC_MAX_BUFFER_CONTEXTS");
-  long v = env ? atol(env) : 0;
-  return v > 0 ? size_t(v) : 8;
+Status maxContexts(size_t *out) {
+  int64_t contexts = 0;
+  MSCCLC_TRY(get(setting::MaxBufferContexts, &contexts));
+  *out = size_t(contexts);
+  return Status::ok();
 }
 
-uint32_t firstEpoch() {
+Status firstEpoch(uint32_t *out) {
   // Tests start the LL epochs near their wrap-around and run past it.
-  const char *env = getenv("MSCCLC_TEST_EPOCH_START");
-  return env && *env ? uint32_t(strtoul(env, nullptr, 0)) : 0;
+  int64_t epoch = 0;
+  MSCCLC_TRY(get(setting::TestEpochStart, &epoch));
+  *out = uint32_t(epoch); // the table's range is that of uint32_t
+  return Status::ok();
 }
 
-uint64_t kernelTimeoutNs() {
-  static const uint64_t ns = [] {
-    const char *env = getenv("MSCCLC_TIMEOUT_MS");
-    if (!env || !*env)
-      return uint64_t(30000) * 1000000;
-    return uint64_t(strtoull(env, nullptr, 10)) * 1000000;
-  }();
-  return ns;
+Status kernelTimeoutNs(uint64_t *out) {
+  Seconds timeout;
+  MSCCLC_TRY(get(setting::KernelTimeout, &timeout));
+  *out = uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(timeout)
+                      .count());
+  return Status::ok();
 }
 
 Executor::Executor(Communicator &comm, Program &program, std::string dtype,
@@ -82,7 +84,6 @@ Executor::Executor(Communicator &comm, Program &program, std::string dtype,
   // read and write the same buffers, so one context serves every call.
   stageIn_ = staged_ && (peerInput_ || plan_.usesPortChannels || premul_);
   stageOut_ = staged_ && (peerOutput_ || plan_.usesPortChannels);
-  timeoutNs_ = kernelTimeoutNs();
 }
 
 Executor::ScratchLayout Executor::scratchNeed(uint64_t count) const {
@@ -136,6 +137,7 @@ void *Executor::kernelOutput(void *output) const {
 }
 
 Status Executor::init() {
+  MSCCLC_TRY(kernelTimeoutNs(&timeoutNs_));
   if (plan_.ranks != comm_.nranks())
     return invalidArgument(
         fmt::format("program {} was compiled for {} ranks, the "
@@ -475,7 +477,9 @@ void Executor::evictContexts() {
 }
 
 Status Executor::startEpochs() {
-  std::vector<mscclc_u32> epochs(size_t(rankPlan_.blocks), firstEpoch());
+  uint32_t first = 0;
+  MSCCLC_TRY(firstEpoch(&first));
+  std::vector<mscclc_u32> epochs(size_t(rankPlan_.blocks), first);
   return copyToDevice(blockEpoch_, epochs.data(), epochs.size() * sizeof(mscclc_u32));
 }
 
@@ -742,7 +746,9 @@ Status Executor::buildContext(const void *input, void *output, Context *ctx) {
     // before any launches, so waiting for our kernels cannot wait for a
     // peer's launch that this thread has still to make.
     auto evict = [this] { evictContexts(); };
-    if (contexts_.size() >= maxContexts())
+    size_t most = 0;
+    MSCCLC_TRY(maxContexts(&most));
+    if (contexts_.size() >= most)
       evict();
     if (tcp_) {
       // Peers on other nodes put into them once they know the addresses.

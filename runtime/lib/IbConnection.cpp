@@ -4,6 +4,7 @@
 
 #include "mscclc/runtime/Bootstrap.h"
 #include "mscclc/runtime/Log.h"
+#include "mscclc/runtime/Settings.h"
 
 #include "IbVerbsLib.h"
 
@@ -20,28 +21,6 @@ namespace mscclc::rt {
 
 namespace {
 
-/// An integer environment variable: the first of `names` that is set.
-/// False (and *out untouched) when none is.
-Status intFromEnv(std::initializer_list<const char *> names, long low,
-                  long high, long *out, bool *found) {
-  *found = false;
-  for (const char *name : names) {
-    const char *v = getenv(name);
-    if (!v || !*v)
-      continue;
-    char *end = nullptr;
-    long n = strtol(v, &end, 10);
-    if (*end || n < low || n > high)
-      return invalidArgument(fmt::format("{}='{}': expected an integer from "
-                                         "{} to {}",
-                                         name, v, low, high));
-    *out = n;
-    *found = true;
-    return Status::ok();
-  }
-  return Status::ok();
-}
-
 /// Whether [offset, offset + bytes) lies inside `extent` bytes.
 bool inside(uint64_t offset, uint64_t bytes, uint64_t extent) {
   return offset <= extent && bytes <= extent - offset;
@@ -50,24 +29,18 @@ bool inside(uint64_t offset, uint64_t bytes, uint64_t extent) {
 } // namespace
 
 Status ibOptionsFromEnv(IbOptions *out) {
+  // The table's defaults are IbOptions' (and NCCL's) defaults; NCCL's
+  // variables are the fallbacks of ours.
   IbOptions o = *out;
-  long n = 0;
-  bool found = false;
-  MSCCLC_TRY(intFromEnv({"MSCCLC_IB_GID_INDEX", "NCCL_IB_GID_INDEX"}, 0, 255,
-                        &n, &found));
-  if (found)
-    o.gidIndex = int(n);
-  MSCCLC_TRY(intFromEnv({"MSCCLC_IB_TIMEOUT", "NCCL_IB_TIMEOUT"}, 1, 31, &n,
-                        &found));
-  if (found)
-    o.ackTimeout = uint8_t(n);
-  MSCCLC_TRY(intFromEnv({"MSCCLC_TRANSPORT_TIMEOUT"}, 1, 86400, &n, &found));
-  if (found)
-    o.timeoutSeconds = double(n);
-  MSCCLC_TRY(intFromEnv({"MSCCLC_IB_RING_BYTES"}, long(kMinRingBytes),
-                        long(kMaxRingBytes), &n, &found));
-  if (found)
-    o.ringBytes = uint64_t(n);
+  int64_t gidIndex = 0, ackTimeout = 0;
+  Seconds timeout;
+  MSCCLC_TRY(get(setting::IbGidIndex, &gidIndex));
+  MSCCLC_TRY(get(setting::IbTimeout, &ackTimeout));
+  MSCCLC_TRY(get(setting::TransportTimeout, &timeout));
+  MSCCLC_TRY(get(setting::IbRingBytes, &o.ringBytes));
+  o.gidIndex = int(gidIndex);
+  o.ackTimeout = uint8_t(ackTimeout);
+  o.timeoutSeconds = timeout.count();
   *out = o;
   return Status::ok();
 }
@@ -232,7 +205,7 @@ Status IbDevice::open(const IbPort &port, const IbOptions &options,
   d.options = options;
   d.port = fmt::format("{}:{}", port.device, port.port);
   d.who = "IB device " + d.port;
-  MSCCLC_TRY(ib::loadVerbsLib(ib::verbsLibraryName(), &d.lib));
+  MSCCLC_TRY(ib::loadVerbsLib(ib::verbsLibraryName().c_str(), &d.lib));
   int n = 0;
   ibv_device **devices = d.lib.getDeviceList(&n);
   for (int i = 0; devices && i < n && !d.context; ++i)

@@ -1,6 +1,7 @@
 //===- IbVerbs.cpp - RDMA devices, found through libibverbs ---------------===//
 
 #include "mscclc/runtime/IbVerbs.h"
+#include "mscclc/runtime/Settings.h"
 
 #include "IbVerbsLib.h"
 
@@ -73,15 +74,12 @@ std::string describePorts(const std::vector<IbPort> &ports) {
 
 namespace {
 
-/// The filter's variable and value: MSCCLC_IB_HCA wins over NCCL_IB_HCA.
+/// The filter's variable and value: MSCCLC_IB_HCA, else its fallback
+/// NCCL_IB_HCA; MSCCLC_IB_HCA and "" where neither is set.
 const char *hcaVariable(const char **value) {
-  for (const char *name : {"MSCCLC_IB_HCA", "NCCL_IB_HCA"})
-    if (const char *v = getenv(name); v && *v) {
-      *value = v;
-      return name;
-    }
-  *value = "";
-  return "MSCCLC_IB_HCA";
+  std::optional<RawSetting> spec = get(setting::IbHca);
+  *value = spec ? spec->text : "";
+  return spec ? spec->name() : setting::IbHca.name();
 }
 
 
@@ -102,7 +100,8 @@ IbProbe probeIbDevices() {
   return out;
 #else
   ib::VerbsLib v;
-  if (Status s = ib::loadVerbsLib(ib::verbsLibraryName(), &v); !s.isOk()) {
+  if (Status s = ib::loadVerbsLib(ib::verbsLibraryName().c_str(), &v);
+      !s.isOk()) {
     out.why = s.message();
     return out;
   }
@@ -155,10 +154,7 @@ IbProbe probeIbDevices() {
 #if MSCCLC_HAVE_IBVERBS
 namespace ib {
 
-const char *verbsLibraryName() {
-  const char *library = getenv("MSCCLC_IBVERBS_LIBRARY");
-  return library && *library ? library : "libibverbs.so.1";
-}
+std::string verbsLibraryName() { return get(setting::IbverbsLibrary); }
 
 Status loadVerbsLib(const char *library, VerbsLib *v) {
   void *h = dlopen(library, RTLD_NOW | RTLD_LOCAL);

@@ -53,7 +53,7 @@ struct VerbsLib {
 };
 
 /// MSCCLC_IBVERBS_LIBRARY if set, else libibverbs.so.1.
-const char *verbsLibraryName();
+std::string verbsLibraryName();
 
 /// Opens `library` (kept open for the process) and fills `out`; an
 /// Unsupported error says why not (it does not load, or lacks an entry

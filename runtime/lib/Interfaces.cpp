@@ -1,6 +1,7 @@
 //===- Interfaces.cpp - The network interface the bootstrap listens on ----===//
 
 #include "mscclc/runtime/Interfaces.h"
+#include "mscclc/runtime/Settings.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -88,13 +89,10 @@ std::optional<size_t> chooseInterface(const std::vector<InterfaceAddress> &list,
 }
 
 const char *socketIfnameSpec(const char **variable) {
-  for (const char *name : {"MSCCLC_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME"})
-    if (const char *v = getenv(name); v && *v) {
-      *variable = name;
-      return v;
-    }
-  *variable = nullptr;
-  return nullptr;
+  // NCCL_SOCKET_IFNAME is MSCCLC_SOCKET_IFNAME's fallback in the table.
+  std::optional<RawSetting> spec = get(setting::SocketIfname);
+  *variable = spec ? spec->name() : nullptr;
+  return spec ? spec->text : nullptr;
 }
 
 Status listInterfaces(std::vector<InterfaceAddress> *out) {

@@ -19,6 +19,7 @@
 #include "mscclc/runtime/Communicator.h"
 #include "mscclc/runtime/Cuda.h"
 #include "mscclc/runtime/FdPassing.h"
+#include "mscclc/runtime/Settings.h"
 
 #include <algorithm>
 #include <atomic>
@@ -30,19 +31,22 @@
 namespace mscclc::rt {
 
 Status multicastAllowed() {
-  const char *nvls = getenv("NCCL_NVLS_ENABLE");
-  if (nvls && strcmp(nvls, "0") == 0)
+  int64_t nvls = 0;
+  MSCCLC_TRY(get(setting::NcclNvlsEnable, &nvls));
+  if (nvls == 0)
     return unsupported(
         "SwitchChannel setup refused: NVLink multicast is disabled on this "
         "machine (NCCL_NVLS_ENABLE=0); compile the algorithm with memory or "
         "port channels instead");
-  const char *off = getenv("MSCCLC_DISABLE_MULTICAST");
-  if (off && *off && strcmp(off, "0") != 0)
+  bool off = false;
+  MSCCLC_TRY(get(setting::DisableMulticast, &off));
+  if (off)
     return unsupported(fmt::format(
         "SwitchChannel setup refused: NVLink multicast is disabled on this "
-        "machine (MSCCLC_DISABLE_MULTICAST={}); compile the algorithm with "
-        "memory or port channels instead",
-        off));
+        "machine ({}={}); compile the algorithm with memory or port channels "
+        "instead",
+        setting::DisableMulticast.name(),
+        lookup(SettingId::DisableMulticast)->text));
   return Status::ok();
 }
 

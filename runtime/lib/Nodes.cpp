@@ -1,6 +1,7 @@
 //===- Nodes.cpp - Which ranks share a node -------------------------------===//
 
 #include "mscclc/runtime/Nodes.h"
+#include "mscclc/runtime/Settings.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -9,8 +10,6 @@
 namespace mscclc::rt {
 
 namespace {
-constexpr const char *kVariable = "MSCCLC_NODE_OF_RANK";
-
 /// Renumbers node ids 0.. in the order of each node's lowest rank, so that
 /// every rank computes the same numbers from the same partition.
 std::vector<int> canonical(const std::vector<int> &ids) {
@@ -24,6 +23,12 @@ std::vector<int> canonical(const std::vector<int> &ids) {
   return out;
 }
 } // namespace
+
+/// " (MSCCLC_NODE_OF_RANK=<value>)" where it is set, for messages.
+std::string nodeVariableText() {
+  std::optional<RawSetting> spec = get(setting::NodeOfRank);
+  return spec ? fmt::format(" ({}={})", spec->name(), spec->text) : "";
+}
 
 Status parseNodeOfRank(const std::string &spec, int nranks,
                        std::vector<int> *nodeOf) {
@@ -40,7 +45,7 @@ Status parseNodeOfRank(const std::string &spec, int nranks,
       return invalidArgument(fmt::format(
           "{}='{}': entry {} ('{}') is not a node number (expected one "
           "non-negative integer per rank, comma-separated, e.g. 0,0,1,1)",
-          kVariable, spec, ids.size(), item));
+          setting::NodeOfRank.name(), spec, ids.size(), item));
     ids.push_back(int(v));
     if (comma == std::string::npos)
       break;
@@ -50,7 +55,7 @@ Status parseNodeOfRank(const std::string &spec, int nranks,
     return invalidArgument(
         fmt::format("{}='{}' names the node of {} ranks; the communicator has "
                     "{}",
-                    kVariable, spec, ids.size(), nranks));
+                    setting::NodeOfRank.name(), spec, ids.size(), nranks));
   *nodeOf = std::move(ids);
   return Status::ok();
 }
@@ -95,7 +100,7 @@ Status assignNodes(const std::vector<uint64_t> &hostOf, const std::string &spec,
   }
   MSCCLC_TRY(parseNodeOfRank(spec, int(hostOf.size()), &ids));
   return assignNodesFromLabels(hostOf, ids,
-                               fmt::format("{}='{}'", kVariable, spec), nodeOf);
+                               fmt::format("{}='{}'", setting::NodeOfRank.name(), spec), nodeOf);
 }
 
 std::string describeNodes(const std::vector<int> &nodeOf) {
@@ -132,8 +137,7 @@ Status checkNodeShape(const std::string &program, int gpusPerNode,
       "matching the ranks per node, and place ranks so that rank r is on node "
       "r / gpus-per-node (MSCCLC_NODE_OF_RANK sets virtual nodes)",
       program, describeNodes(planned), g, describeNodes(nodeOf),
-      getenv(kVariable) ? fmt::format(" ({}={})", kVariable, getenv(kVariable))
-                        : std::string()));
+      nodeVariableText()));
 }
 
 } // namespace mscclc::rt

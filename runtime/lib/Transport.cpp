@@ -2,9 +2,8 @@
 
 #include "mscclc/runtime/Transport.h"
 #include "mscclc/runtime/Log.h"
+#include "mscclc/runtime/Settings.h"
 
-#include <cstdlib>
-#include <cstring>
 
 namespace mscclc::rt {
 
@@ -22,21 +21,9 @@ const char *transportName(TransportKind kind) {
   return "?";
 }
 
-namespace {
-/// MSCCLC_TRANSPORT, "auto" when unset or empty.
-const char *transportVariable() {
-  const char *env = getenv("MSCCLC_TRANSPORT");
-  return env && *env ? env : "auto";
-}
-} // namespace
-
 Status checkTransportVariable() {
-  const char *env = transportVariable();
-  for (const char *choice : {"auto", "tcp", "ib"})
-    if (strcmp(env, choice) == 0)
-      return Status::ok();
-  return invalidArgument(
-      fmt::format("MSCCLC_TRANSPORT='{}': expected auto, tcp or ib", env));
+  std::string_view choice;
+  return get(setting::Transport, &choice);
 }
 
 namespace {
@@ -56,15 +43,15 @@ std::string whyStaged(IbAbility mine, IbAbility theirs) {
 
 Status chooseTransport(bool peerOnSameNode, IbAbility mine, IbAbility theirs,
                        TransportKind *out, std::string *why) {
-  MSCCLC_TRY(checkTransportVariable());
-  const char *env = transportVariable();
+  std::string_view choice;
+  MSCCLC_TRY(get(setting::Transport, &choice));
   const bool ports = mine.port && theirs.port;
   const bool gpuMemory = ports && mine.gpuMemory && theirs.gpuMemory;
   std::string reason;
-  if (strcmp(env, "tcp") == 0) {
+  if (choice == "tcp") {
     *out = TransportKind::Tcp;
     reason = "MSCCLC_TRANSPORT=tcp";
-  } else if (strcmp(env, "ib") == 0) {
+  } else if (choice == "ib") {
     if (!ports)
       return unsupported("MSCCLC_TRANSPORT=ib, but an end of this port "
                          "channel has no IB verbs (no active port)");
@@ -90,11 +77,13 @@ Status chooseTransport(bool peerOnSameNode, IbAbility mine, IbAbility theirs,
   return Status::ok();
 }
 
+// Both run after Communicator::init's checkTransportVariable(): a bad value
+// has been refused by then.
 bool transportMayUseIb(bool severalNodes) {
-  const char *env = transportVariable();
-  return strcmp(env, "ib") == 0 || (severalNodes && strcmp(env, "auto") == 0);
+  std::string_view choice = getOrDefault(setting::Transport);
+  return choice == "ib" || (severalNodes && choice == "auto");
 }
 
-bool transportRequiresIb() { return strcmp(transportVariable(), "ib") == 0; }
+bool transportRequiresIb() { return getOrDefault(setting::Transport) == "ib"; }
 
 } // namespace mscclc::rt

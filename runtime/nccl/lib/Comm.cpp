@@ -3,6 +3,7 @@
 #include "Comm.h"
 
 #include "mscclc/runtime/CaptureMode.h"
+#include "mscclc/runtime/Settings.h"
 #include "Validate.h"
 
 #include <cstdlib>
@@ -68,19 +69,28 @@ struct RankInfo {
 };
 
 /// The thread blocks per rank mscclc's kernels may use: the config's
-/// maxCTAs, else NCCL_MAX_CTAS (as NCCL reads it), else 0 (no limit).
-int maxBlocks(const CommSettings &s) {
-  if (s.maxCTAs != NCCL_CONFIG_UNDEF_INT)
-    return s.maxCTAs;
-  const char *env = getenv("NCCL_MAX_CTAS");
-  char *end = nullptr;
-  long v = env && *env ? strtol(env, &end, 10) : 0;
-  return end && *end == '\0' && v > 0 && v <= 65536 ? int(v) : 0;
+/// maxCTAs, else NCCL_MAX_CTAS, else 0 (no limit).
+Outcome maxBlocks(const CommSettings &s, int *out) {
+  if (s.maxCTAs != NCCL_CONFIG_UNDEF_INT) {
+    *out = s.maxCTAs;
+    return Outcome::success();
+  }
+  int64_t blocks = 0;
+  Outcome o = fromStatus(rt::get(rt::setting::NcclMaxCtas, &blocks),
+                         "reading the environment");
+  *out = int(blocks);
+  return o;
 }
 
 Outcome initNative(ncclComm *c) {
+  // Read before the first collective step: a rank whose value is bad stops
+  // before the others wait for it.
+  int blocks = 0;
+  Outcome o = maxBlocks(c->settings, &blocks);
+  if (!o.ok())
+    return o;
   mscclcUniqueId id;
-  Outcome o = shareId(
+  o = shareId(
       c, "mscclc communicator",
       [](char *bytes) {
         mscclcUniqueId made;
@@ -97,7 +107,7 @@ Outcome initNative(ncclComm *c) {
   if (!o.ok())
     return o;
   // Collective: every rank passes its limit, 0 for none.
-  return fromMscclc(mscclcCommSetMaxBlocks(c->native, maxBlocks(c->settings)),
+  return fromMscclc(mscclcCommSetMaxBlocks(c->native, blocks),
                     "mscclcCommSetMaxBlocks");
 }
 
@@ -158,9 +168,9 @@ Outcome nativeAsyncError(ncclComm *c) {
   return fromMscclc(recorded, "a kernel of this communicator");
 }
 
-bool sharedGpuAllowed() {
-  const char *v = std::getenv("MSCCLC_ALLOW_SHARED_GPU");
-  return v && !strcmp(v, "1");
+Outcome sharedGpuAllowed(bool *allowed) {
+  return fromStatus(rt::get(rt::setting::AllowSharedGpu, allowed),
+                    "reading the environment");
 }
 
 Outcome readConfig(const ncclConfig_t *config, CommSettings *out) {
@@ -294,7 +304,10 @@ Outcome initComm(ncclComm *c, const rt::UniqueId &id) {
   for (int i = 0; i < c->nranks && !c->sharedGpu; ++i)
     for (int j = i + 1; j < c->nranks; ++j)
       if (!memcmp(all[size_t(i)].uuid, all[size_t(j)].uuid, sizeof(mine.uuid))) {
-        if (!sharedGpuAllowed())
+        bool allowed = false;
+        if (Outcome o = sharedGpuAllowed(&allowed); !o.ok())
+          return o;
+        if (!allowed)
           return invalidUsage(fmt::format(
               "Duplicate GPU detected: ranks {} and {} both use the GPU of "
               "CUDA device {}; several ranks on one GPU are allowed only for "

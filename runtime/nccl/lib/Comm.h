@@ -150,8 +150,9 @@ Outcome destroyComm(ncclComm *c, bool abort);
 /// watchdog) would otherwise add a copy per poll.
 Outcome nativeAsyncError(ncclComm *c);
 
-/// Whether MSCCLC_ALLOW_SHARED_GPU=1 lets several ranks share a GPU.
-bool sharedGpuAllowed();
+/// Whether MSCCLC_ALLOW_SHARED_GPU lets several ranks share a GPU; an
+/// error names a value that is not a boolean.
+Outcome sharedGpuAllowed(bool *allowed);
 
 } // namespace mscclc::nccl
 

@@ -4,30 +4,18 @@
 
 #include "mscclc/runtime/Log.h"
 
-#include <cstdlib>
-#include <strings.h>
 
 namespace mscclc::nccl {
 namespace {
 
 thread_local std::string lastMessage;
 
-/// The level named by MSCCLC_DEBUG, else NCCL_DEBUG: 0 none, 1 warn, 2 info.
-int debugLevel() {
-  static const int level = [] {
-    for (const char *var : {"MSCCLC_DEBUG", "NCCL_DEBUG"}) {
-      const char *v = std::getenv(var);
-      if (!v || !*v)
-        continue;
-      if (!strcasecmp(v, "INFO") || !strcasecmp(v, "TRACE"))
-        return 2;
-      if (!strcasecmp(v, "WARN"))
-        return 1;
-      return 0;
-    }
-    return 0;
-  }();
-  return level;
+/// Whether the level set by MSCCLC_LOG (or MSCCLC_DEBUG, or NCCL_DEBUG)
+/// reaches `level`. Unset, the library logs nothing of its own, as NCCL
+/// does: a failure is returned, not printed, unless asked for.
+bool configuredAtLeast(rt::LogLevel level) {
+  std::optional<rt::LogLevel> configured = rt::configuredLogLevel();
+  return configured && *configured >= level;
 }
 
 } // namespace
@@ -96,8 +84,8 @@ const char *resultCodeString(int code) {
 
 const char *lastErrorMessage() { return lastMessage.c_str(); }
 
-bool infoEnabled() { return debugLevel() >= 2; }
-bool warnEnabled() { return debugLevel() >= 1; }
+bool infoEnabled() { return configuredAtLeast(rt::LogLevel::Info); }
+bool warnEnabled() { return configuredAtLeast(rt::LogLevel::Warn); }
 
 void logInfo(std::string_view text) {
   rt::logMessage(rt::LogLevel::Info, fmt::format("NCCL {}", text));

@@ -1,9 +1,9 @@
 //===- Errors.h - Result codes, messages and logs of the NCCL library -----===//
 //
 // Every failing call leaves a message for ncclGetLastError (per thread, as
-// NCCL keeps it) and, with NCCL_DEBUG=WARN or INFO, logs it. INFO
-// (MSCCLC_DEBUG=INFO or NCCL_DEBUG=INFO) also logs which algorithm each
-// collective ran.
+// NCCL keeps it) and, with the log level (MSCCLC_LOG, its other name
+// MSCCLC_DEBUG, else NCCL_DEBUG: docs/settings.md) at WARN or above, logs
+// it. INFO also logs which algorithm each collective ran.
 //
 //===----------------------------------------------------------------------===//
 
@@ -58,9 +58,10 @@ const char *resultCodeString(int code);
 /// This thread's last message ("" when none).
 const char *lastErrorMessage();
 
-/// Whether the algorithm log is on (MSCCLC_DEBUG or NCCL_DEBUG = INFO).
+/// Whether the algorithm log is on (a log level of INFO or above).
 bool infoEnabled();
-/// Whether failures are logged (NCCL_DEBUG or MSCCLC_DEBUG = WARN or INFO).
+/// Whether failures are logged (a log level of WARN or above, set
+/// explicitly: unset, the library prints none, as NCCL).
 bool warnEnabled();
 /// Writes one line, prefixed like the runtime's logs.
 void logInfo(std::string_view text);

@@ -2,7 +2,8 @@
 
 #include "Route.h"
 
-#include <cstdlib>
+#include "mscclc/runtime/Settings.h"
+
 #include <strings.h>
 
 namespace mscclc::nccl {
@@ -119,8 +120,10 @@ Outcome parseFallbackPolicy(const char *value, FallbackPolicy *out) {
 
 const Outcome &fallbackPolicy(FallbackPolicy *out) {
   static FallbackPolicy policy;
-  static const Outcome parsed =
-      parseFallbackPolicy(std::getenv("MSCCLC_NCCL_FALLBACK"), &policy);
+  static const Outcome parsed = [] {
+    std::optional<rt::RawSetting> value = rt::get(rt::setting::NcclFallback);
+    return parseFallbackPolicy(value ? value->text : nullptr, &policy);
+  }();
   *out = policy;
   return parsed;
 }

@@ -4,6 +4,8 @@
 #include "Exports.h"
 #include "SelfCalls.h"
 
+#include "mscclc/runtime/Limits.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -39,9 +41,11 @@ ncclResult_t initRank(const char *fn, ncclComm_t *comm, int nranks,
   if (!comm)
     return fail(ncclInvalidArgument, fmt::format("{}: comm is NULL", fn));
   *comm = nullptr;
-  if (nranks < 1)
+  // Above the limit the bootstrap's tables alone would take gigabytes.
+  if (nranks < 1 || nranks > mscclc::limits::kMaxRanks)
     return fail(ncclInvalidArgument,
-                fmt::format("{}: nranks is {}, at least 1 expected", fn, nranks));
+                fmt::format("{}: nranks is {}, expected 1 to {}", fn, nranks,
+                            mscclc::limits::kMaxRanks));
   if (rank < 0 || rank >= nranks)
     return fail(ncclInvalidArgument,
                 fmt::format("{}: rank {} is not in [0, {})", fn, rank, nranks));
@@ -267,12 +271,17 @@ ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev, const int *devlist) {
                   fmt::format("{}: device {} (entry {}) does not exist ({} "
                            "devices)",
                            fn, d, i, count));
-    if (std::count(devices.begin(), devices.end(), d) && !sharedGpuAllowed())
-      return fail(ncclInvalidUsage,
-                  fmt::format("{}: device {} is listed twice; several ranks on "
-                           "one GPU are allowed only for tests, with "
-                           "MSCCLC_ALLOW_SHARED_GPU=1",
-                           fn, d));
+    if (std::count(devices.begin(), devices.end(), d)) {
+      bool allowed = false;
+      if (o = sharedGpuAllowed(&allowed); !o.ok())
+        return report(o);
+      if (!allowed)
+        return fail(ncclInvalidUsage,
+                    fmt::format("{}: device {} is listed twice; several ranks "
+                                "on one GPU are allowed only for tests, with "
+                                "MSCCLC_ALLOW_SHARED_GPU=1",
+                                fn, d));
+    }
     devices.push_back(d);
   }
   FallbackPolicy policy;

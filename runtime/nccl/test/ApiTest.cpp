@@ -138,6 +138,10 @@ TEST(Init, RejectsBadArgumentsBeforeTouchingCuda) {
   ncclComm_t comm = reinterpret_cast<ncclComm_t>(uintptr_t(1));
   EXPECT_EQ(ncclCommInitRank(nullptr, 1, id, 0), ncclInvalidArgument);
   EXPECT_EQ(ncclCommInitRank(&comm, 0, id, 0), ncclInvalidArgument);
+  EXPECT_EQ(ncclCommInitRank(&comm, 2000000000, id, 0), ncclInvalidArgument);
+  EXPECT_NE(lastError().find("nranks is 2000000000, expected 1 to 65536"),
+            std::string::npos)
+      << lastError();
   EXPECT_EQ(comm, nullptr); // cleared on failure
   EXPECT_EQ(ncclCommInitRank(&comm, 2, id, 2), ncclInvalidArgument);
   EXPECT_NE(lastError().find("rank 2 is not in [0, 2)"), std::string::npos)

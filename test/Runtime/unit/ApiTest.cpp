@@ -106,6 +106,14 @@ TEST(ApiTest, NullArgumentsAreRejected) {
   EXPECT_NE(std::string(mscclcGetLastError()).find("node must be a node number"),
             std::string::npos)
       << mscclcGetLastError();
+  // More ranks than the limit are refused before the bootstrap sizes its
+  // tables (issue 41: 2e9 ranks aborted on bad_alloc).
+  EXPECT_EQ(mscclcCommInitRankOnNode(&comm, 65537, id, 0, -1),
+            mscclcInvalidArgument);
+  EXPECT_NE(std::string(mscclcGetLastError()).find(
+                "nranks is 65537, expected 1 to 65536"),
+            std::string::npos)
+      << mscclcGetLastError();
   int node = 0;
   EXPECT_EQ(mscclcCommNode(nullptr, &node), mscclcInvalidArgument);
   EXPECT_EQ(mscclcMemAlloc(nullptr, 1024), mscclcInvalidArgument);

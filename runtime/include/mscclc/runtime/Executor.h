@@ -58,14 +58,15 @@ struct DeviceError {
   std::string message; ///< "" when record.code == 0 and the proxy is clean
 };
 
-/// Spin time-out of the kernels (MSCCLC_TIMEOUT_MS, default 30000; 0 = none).
-uint64_t kernelTimeoutNs();
+/// Spin time-out of the kernels in ns (MSCCLC_TIMEOUT_MS, default 30000;
+/// 0 = none); an error names a bad value (docs/settings.md).
+Status kernelTimeoutNs(uint64_t *out);
 /// The LL epoch every block starts from: 0, or MSCCLC_TEST_EPOCH_START (for
 /// tests that run across the epoch's wrap-around).
-uint32_t firstEpoch();
+Status firstEpoch(uint32_t *out);
 /// Buffer pairs whose peer mappings an executor keeps
 /// (MSCCLC_MAX_BUFFER_CONTEXTS, default 8); more evict the older ones.
-size_t maxContexts();
+Status maxContexts(size_t *out);
 
 /// A PreMulSum call's scalar: one element of the call's type in device
 /// memory (read when the kernels run), or, with `device` null, the value's

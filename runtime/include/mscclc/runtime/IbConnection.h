@@ -102,12 +102,11 @@ struct IbOptions {
   uint64_t ringBytes = 4ull << 20;
 };
 
-/// MSCCLC_IB_RING_BYTES's range.
-constexpr uint64_t kMinRingBytes = 4096, kMaxRingBytes = 1ull << 30;
-
 /// MSCCLC_IB_GID_INDEX (else NCCL_IB_GID_INDEX), MSCCLC_IB_TIMEOUT (else
-/// NCCL_IB_TIMEOUT), MSCCLC_TRANSPORT_TIMEOUT and MSCCLC_IB_RING_BYTES; an
-/// error names the variable whose value is out of range.
+/// NCCL_IB_TIMEOUT), MSCCLC_TRANSPORT_TIMEOUT and MSCCLC_IB_RING_BYTES
+/// (docs/settings.md); an error names the variable whose value is bad.
+/// An unset one sets its field to the table's default, which is IbOptions'
+/// (runtime-SettingsTest checks that they agree).
 Status ibOptionsFromEnv(IbOptions *out);
 
 class IbConnection;

@@ -1,7 +1,8 @@
 //===- Log.h - Levelled logging of the mscclc runtime ---------*- C++ -*-===//
 //
-// MSCCLC_LOG=none|error|warn|info|debug|trace selects the level (default
-// warn); MSCCLC_LOG_FILE=path appends there instead of stderr. Lines read
+// One level for the runtime and the NCCL library: MSCCLC_LOG (its other
+// name MSCCLC_DEBUG, else NCCL's NCCL_DEBUG) selects it, MSCCLC_LOG_FILE a
+// file to append to instead of stderr (docs/settings.md). Lines read
 // `mscclc <host>:<pid> LEVEL message`. MSCCLC_LOG(level, "fmt {}", args...)
 // formats with fmt only when the level is enabled.
 //
@@ -12,16 +13,19 @@
 
 #include <fmt/format.h>
 
+#include <optional>
 #include <string_view>
 
 namespace mscclc::rt {
 
 enum class LogLevel { None = 0, Error, Warn, Info, Debug, Trace };
 
-/// The level from MSCCLC_LOG, read once.
+/// The level a variable sets, read once: MSCCLC_LOG, else MSCCLC_DEBUG,
+/// else NCCL_DEBUG; none where all are unset. A bad value is logged once
+/// and its setting's default used (warn; NCCL_DEBUG: unset).
+std::optional<LogLevel> configuredLogLevel();
+/// The runtime's level: the configured one, else Warn.
 LogLevel logLevel();
-/// Parses a level name; returns Warn for unknown names.
-LogLevel parseLogLevel(const char *name);
 
 /// Writes one line at `level` (whatever the configured level).
 void logMessage(LogLevel level, std::string_view text);

@@ -48,7 +48,9 @@ struct IbAbility {
 ///                        Unsupported error where an end has no port (the
 ///                        communicator refuses to start then, naming the
 ///                        ranks);
-///   anything else:       an error naming the variable and the choices.
+///   anything else:       an error naming the variable and the choices
+///                        (matched ignoring case, as every choice is:
+///                        docs/settings.md).
 /// `*why`, if given, says what decided it (for the log).
 Status chooseTransport(bool peerOnSameNode, IbAbility mine, IbAbility theirs,
                        TransportKind *out, std::string *why = nullptr);

@@ -1,0 +1,55 @@
+//===- Limits.h - The runtime's limits, stated once -----------*- C++ -*-===//
+//
+// Every bound the runtime, the NCCL library and their settings check
+// against. Code that refuses a value beyond one of these names the
+// constant here instead of writing the number again, so raising a limit is
+// a change of one line. The settings table (Settings.def) takes its ranges
+// from here too, and docs/settings.md states them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MSCCLC_RUNTIME_LIMITS_H
+#define MSCCLC_RUNTIME_LIMITS_H
+
+#include <cstdint>
+
+namespace mscclc::limits {
+
+/// Ranks of one communicator (plans, the bootstrap's hello, selection
+/// tables). The bootstrap's tables grow with it, so a larger count from a
+/// careless caller is refused before anything is allocated.
+inline constexpr int kMaxRanks = 65536;
+
+/// The longest time-out any setting may ask for: one day. Time-outs are
+/// turned into deadlines on steady clocks and into nanoseconds for the
+/// kernels; far larger values overflow those (a bootstrap time-out of 1e10
+/// seconds once expired at once).
+inline constexpr double kMaxTimeoutSeconds = 86400;
+
+/// Thread blocks per rank a setting or config may ask for (NCCL_MAX_CTAS,
+/// ncclConfig_t::maxCTAs): far above any GPU's count of SMs.
+inline constexpr int kMaxBlocksPerRank = 65536;
+
+/// Data frames of the TCP and ib staged transports (MSCCLC_TCP_SLICE_BYTES).
+inline constexpr uint64_t kMinTcpSliceBytes = 1024;
+inline constexpr uint64_t kMaxTcpSliceBytes = uint64_t(64) << 20;
+
+/// The receive ring of one ib staged peer pair (MSCCLC_IB_RING_BYTES).
+inline constexpr uint64_t kMinIbRingBytes = 4096;
+inline constexpr uint64_t kMaxIbRingBytes = uint64_t(1) << 30;
+
+/// Buffer pairs with peer mappings an executor keeps
+/// (MSCCLC_MAX_BUFFER_CONTEXTS); each holds IPC mappings of every peer.
+inline constexpr int64_t kMaxBufferContexts = 4096;
+
+/// Hardware work queues a GPU offers (CUDA_DEVICE_MAX_CONNECTIONS, HIP's
+/// GPU_MAX_HW_QUEUES): CUDA accepts 1 to 32.
+inline constexpr int64_t kMaxHardwareQueues = 32;
+
+/// Characters of a secret given in the environment (MSCCLC_BOOTSTRAP_SECRET):
+/// 128 random bits written in hex.
+inline constexpr int kMinSecretChars = 32;
+
+} // namespace mscclc::limits
+
+#endif // MSCCLC_RUNTIME_LIMITS_H
