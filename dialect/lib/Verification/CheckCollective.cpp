@@ -252,7 +252,7 @@ bool CollectiveChecker::checkLastElement(int64_t r, int64_t j) {
   // The residues where the last element may hold something else: the
   // sets are exact but for a value written back after another, so each is
   // evaluated on its own (usually the first fails).
-  Residues wrong = evaluation->lastElement(slot).minus(body.last);
+  Residues wrong = evaluation->lastMissing(slot);
   for (int64_t residue = 0; residue < model.layout.chunks(); ++residue) {
     if (!wrong.test(residue))
       continue;

@@ -17,10 +17,12 @@ Evaluation::Evaluation(const ProgramModel &model, ExprPool &pool,
       for (int64_t j = 0; j < buffer.chunks; ++j)
         chunkOf[model.slot(r, &buffer - model.buffers.data(), j)] = {
             buffer.user, j};
-  values.resize(model.numSlots());
-  if (!residue)
-    for (int64_t slot = 0; slot < model.numSlots(); ++slot)
-      values[slot].last = lastElement(slot); // uninitialised everywhere
+  // Uninitialised everywhere, last elements too. `last` may hold residues
+  // at which a chunk has no last element (they are never asked about):
+  // "all" needs no bits, where the chunk's own set would take K of them.
+  values.assign(model.numSlots(),
+                SlotValue{ExprPool::kUninitialised,
+                          Residues(model.layout.chunks(), /*all=*/true)});
   writers.assign(model.numSlots(), nullptr);
   for (const InputChunk &in : inputs)
     values[in.slot].expr = pool.leaf(in.rank, in.chunk);
@@ -28,6 +30,13 @@ Evaluation::Evaluation(const ProgramModel &model, ExprPool &pool,
 
 const Residues &Evaluation::lastElement(int64_t slot) const {
   return model.layout.lastElement(chunkOf[slot].first, chunkOf[slot].second);
+}
+
+Residues Evaluation::lastMissing(int64_t slot) const {
+  const Residues &held = values[slot].last;
+  if (held.full())
+    return Residues::none(model.layout.chunks());
+  return lastElement(slot).minus(held);
 }
 
 void Evaluation::execute(const Step &step) {

@@ -62,6 +62,9 @@ public:
   mlir::Operation *lastWriter(int64_t slot) const { return writers[slot]; }
   /// The residues at which `slot`'s chunk has a last element.
   const Residues &lastElement(int64_t slot) const;
+  /// The residues at which `slot`'s chunk has a last element that does not
+  /// hold the chunk's expression.
+  Residues lastMissing(int64_t slot) const;
 
 private:
   void execute(const Step &step);

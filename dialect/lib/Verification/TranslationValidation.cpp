@@ -28,11 +28,11 @@ using namespace mscl::verify;
 namespace {
 
 /// What a program computes: per rank and output chunk, the expression and
-/// the residues at which the chunk's last element holds it.
+/// the residues at which the chunk's last element does not hold it.
 struct Snapshot {
   int64_t chunks = 1, outChunks = 0, ranks = 0;
   std::vector<ExprId> exprs;
-  std::vector<Residues> last;
+  std::vector<Residues> lastMissing;
   /// The operation that last wrote each output chunk (null: none).
   std::vector<Operation *> writers;
   size_t at(int64_t r, int64_t j) const { return r * outChunks + j; }
@@ -82,7 +82,8 @@ std::optional<Snapshot> evaluate(ProgramOp program, ExprPool &pool) {
     for (int64_t j = 0; j < s.outChunks; ++j) {
       const SlotValue &value = evaluation.value(user->outputSlot(model, r, j));
       s.exprs.push_back(value.expr);
-      s.last.push_back(value.last);
+      s.lastMissing.push_back(
+          evaluation.lastMissing(user->outputSlot(model, r, j)));
       s.writers.push_back(evaluation.lastWriter(user->outputSlot(model, r, j)));
     }
   return s;
@@ -198,7 +199,8 @@ private:
         // The counts at which the last element holds the same: comparable
         // while the chunk layout is the same.
         if (instances == 1 &&
-            after.last[after.at(r, j)] != before.last[before.at(r, j)])
+            after.lastMissing[after.at(r, j)] !=
+                before.lastMissing[before.at(r, j)])
           return fail(r, j,
                       "has its last element computed at other counts than "
                       "before the passes");

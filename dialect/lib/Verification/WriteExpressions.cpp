@@ -90,7 +90,7 @@ LogicalResult mscl::writeExpressions(ProgramOp program, raw_ostream &os) {
       int64_t slot = user->outputSlot(model, r, j);
       const SlotValue &value = evaluation.value(slot);
       llvm::json::Array wrong;
-      Residues bad = evaluation.lastElement(slot).minus(value.last);
+      Residues bad = evaluation.lastMissing(slot);
       for (int64_t q = 0; q < model.chunks; ++q)
         if (bad.test(q) && lastAt(q, slot) != value.expr)
           wrong.push_back(q);

@@ -28,32 +28,52 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <optional>
-#include <vector>
+#include <unordered_map>
 
 namespace mscl {
 
-/// A set of residues r in [0, K), as a bit set.
+/// A set of residues r in [0, K), as a bit set. The sets "none" and "all"
+/// are held without bits: most chunks of a program are never touched, and
+/// a bit set per chunk would make the proofs' memory grow with the square
+/// of the chunks a program declares (K bits for each of K chunks).
 class Residues {
 public:
   Residues() = default;
-  explicit Residues(int64_t k, bool all = false);
+  explicit Residues(int64_t k, bool all = false) : k(k), fill(all) {}
 
   static Residues none(int64_t k) { return Residues(k); }
 
-  bool test(int64_t r) const { return (words[r / 64] >> (r % 64)) & 1; }
-  void set(int64_t r) { words[r / 64] |= uint64_t(1) << (r % 64); }
+  bool test(int64_t r) const {
+    return words.empty() ? fill : (words[r / 64] >> (r % 64)) & 1;
+  }
+  void set(int64_t r);
   Residues &operator&=(const Residues &other);
   Residues &operator|=(const Residues &other);
   /// The residues of this set that are not in `other`.
   Residues minus(const Residues &other) const;
-  bool operator==(const Residues &other) const { return words == other.words; }
+  bool operator==(const Residues &other) const;
   bool operator!=(const Residues &other) const { return !(*this == other); }
   bool empty() const;
+  /// Whether the set holds every residue.
+  bool full() const;
   /// The smallest residue in the set, if any.
   std::optional<int64_t> first() const;
 
 private:
+  /// Word `i` of the bit set (bits past K are 0).
+  uint64_t word(size_t i) const;
+  size_t numWords() const { return size_t((k + 63) / 64); }
+  /// Gives the set its bits (every one `fill`).
+  void materialize();
+  /// Drops the bits again when they are all 0 or all 1.
+  void compact();
+
+  int64_t k = 0;
+  /// Without bits, every residue is in the set or none is.
+  bool fill = false;
   /// Inline up to K = 256 (every program up to 256 ranks of K = nranks).
   llvm::SmallVector<uint64_t, 4> words;
 };
@@ -73,10 +93,9 @@ public:
   uint64_t elems(bool user, int64_t index, uint64_t count) const;
 
   /// The residues at which chunk `index` of a user (or scratch) buffer has
-  /// its last element (holds q + 1 elements).
-  const Residues &lastElement(bool user, int64_t index) const {
-    return user ? userLast[index % k] : scratchLast;
-  }
+  /// its last element (holds q + 1 elements). Worked out for a user chunk
+  /// when first asked (O(K)): a program touches few of its chunks.
+  const Residues &lastElement(bool user, int64_t index) const;
 
   /// Whether chunk steps over runs starting at these chunks move the same
   /// elements of every chunk as one contiguous run would: true when the
@@ -92,7 +111,14 @@ public:
 
 private:
   int64_t k;
-  std::vector<Residues> userLast;
+  /// User chunk index modulo K -> its last-element residues, filled on
+  /// demand; shared by copies of the layout, and guarded, as passes on
+  /// different programs may run on different threads.
+  struct UserLastCache {
+    std::mutex mutex;
+    std::unordered_map<int64_t, Residues> sets;
+  };
+  std::shared_ptr<UserLastCache> userLast;
   Residues scratchLast;
 };
 
