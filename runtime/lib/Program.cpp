@@ -309,6 +309,7 @@ Status Program::fromGenerated(const std::string &cudaSource,
   MSCCLC_TRY(parsePlan(planJson, &p->plan_));
   if (cudaSource.empty())
     return invalidArgument("the CUDA source is empty");
+  MSCCLC_TRY(checkKernelsDefined(p->plan_, cudaSource));
   p->cudaSource_ = cudaSource;
   p->planJson_ = planJson;
   p->id_ = nextProgramId.fetch_add(1);
