@@ -1,10 +1,11 @@
-//===- CacheTest.cpp - Kernel cache keys, storage and NVRTC ---------------===//
+//===- CacheTest.cpp - Kernel cache, NVRTC, the files the runtime trusts ---===//
 
 #include "TestFiles.h"
 #include "mscclc/runtime/Files.h"
 #include "mscclc/runtime/Hash.h"
 #include "mscclc/jit/Nvrtc.h"
 #include "mscclc/runtime/Loader.h"
+#include "mscclc/runtime/Program.h"
 
 #include <gtest/gtest.h>
 
@@ -494,4 +495,48 @@ TEST(ReadRegularFileTest, TrustNamesOwnerAndMode) {
   s = checkTrustedFile(program, "compiler");
   EXPECT_NE(s.message().find("the directory of compiler"), std::string::npos)
       << s.message();
+}
+
+// The compiler the runtime runs (Program.h's findCompiler): one found by
+// searching PATH is run only where no other user can change it or its
+// directory; a relative PATH entry (the working directory) is never
+// searched; one the user names is run, with a warning when others could
+// change it.
+TEST(CompilerTrustTest, SearchSkipsCompilersOthersCouldChange) {
+  TempDir tmp("mscclc-compiler-test");
+  std::string open = tmp / "open", safe = tmp / "safe";
+  for (const std::string &dir : {open, safe}) {
+    ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
+    ASSERT_TRUE(mscclc::test::writeAll(dir + "/mscclc", "#!/bin/sh\n"));
+    ASSERT_EQ(chmod((dir + "/mscclc").c_str(), 0755), 0);
+  }
+  ASSERT_EQ(chmod((open + "/mscclc").c_str(), 0777), 0);
+  std::string oldPath = getenv("PATH") ? getenv("PATH") : "";
+  std::string oldCompiler =
+      getenv("MSCCLC_COMPILER") ? getenv("MSCCLC_COMPILER") : "";
+  unsetenv("MSCCLC_COMPILER");
+  setenv("PATH", (open + ":" + safe).c_str(), 1);
+  std::string found;
+  Status s = findCompiler("", &found);
+  EXPECT_TRUE(s.isOk()) << s.message();
+  EXPECT_EQ(found, safe + "/mscclc") << "the writable one is skipped";
+  // Only the untrusted one, and a relative entry: nothing is found.
+  ASSERT_EQ(chdir(safe.c_str()), 0);
+  setenv("PATH", (open + ":.:").c_str(), 1);
+  s = findCompiler("", &found);
+  EXPECT_EQ(s.code(), Code::InvalidArgument);
+  EXPECT_NE(s.message().find("other users can change are skipped"),
+            std::string::npos)
+      << s.message();
+  // Named by the user: run, the log says why.
+  setenv("MSCCLC_COMPILER", (open + "/mscclc").c_str(), 1);
+  s = findCompiler("", &found);
+  EXPECT_TRUE(s.isOk()) << s.message();
+  EXPECT_EQ(found, open + "/mscclc");
+  ASSERT_EQ(chdir("/"), 0);
+  setenv("PATH", oldPath.c_str(), 1);
+  if (oldCompiler.empty())
+    unsetenv("MSCCLC_COMPILER");
+  else
+    setenv("MSCCLC_COMPILER", oldCompiler.c_str(), 1);
 }
