@@ -12,6 +12,10 @@
 #                  (TcpFrameFuzzer)
 #   proxy-trigger  puts, signals and flushes on ProxyTriggerFuzzer's
 #                  channels, at the edges of their buffers
+#   selection-table the stdlib's selection table and catalog (first byte:
+#                  which one, SelectionTableFuzzer)
+#   kernel-entry   valid kernel and bundle entries of each magic, and a
+#                  truncated one (KernelEntryFuzzer)
 # and the kept findings of fuzz/regressions/<target>/.
 # Usage: fuzz/collect-seeds.sh OUT [MSCCLC]   (MSCCLC: an mscclc binary)
 set -euo pipefail
@@ -19,7 +23,7 @@ cd "$(dirname "$0")/.."
 OUT=${1:?usage: fuzz/collect-seeds.sh OUT [MSCCLC]}
 MSCCLC=${2:-}
 rm -rf "$OUT"
-mkdir -p "$OUT"/{mscl-source,mlir-text,cost-model,plan-json,bootstrap-wire,tcp-frame,proxy-trigger}
+mkdir -p "$OUT"/{mscl-source,mlir-text,cost-model,plan-json,bootstrap-wire,tcp-frame,proxy-trigger,selection-table,kernel-entry}
 
 # A seed's name is its path with / as _, so seeds never collide.
 seedname() { echo "$1" | tr / _; }
@@ -117,6 +121,21 @@ seeds = {
 for name, data in seeds.items():
     open(f'{out}/{name}', 'wb').write(data)
 PY
+
+# Byte 0: even fuzzes the table, odd the catalog (SelectionTableFuzzer).
+{ printf '\0'; cat stdlib/selection.json; } > "$OUT/selection-table/selection.json"
+{ printf '\1'; cat stdlib/algorithms.json; } > "$OUT/selection-table/algorithms.json"
+
+# Entries in the format of runtime/include/mscclc/runtime/KernelEntry.h.
+entry() { # magic key bytes
+  printf '%s\n%s\n%s\n%s\n%s' "$1" "$2" "${#3}" \
+    "$(printf '%s' "$3" | sha256sum | cut -d' ' -f1)" "$3"
+}
+key=$(printf 'fuzz' | sha256sum | cut -d' ' -f1)
+entry MSCCLC-AOT-CUBIN-1 "$key" 'ELF bytes' > "$OUT/kernel-entry/aot-cubin"
+entry MSCCLC-AOT-BUNDLE-1 "$key" '{"format": "mscclc-bundle"}' > "$OUT/kernel-entry/aot-bundle"
+entry MSCCLC-CUBIN-2 "$key" 'ELF bytes' > "$OUT/kernel-entry/cache-cubin"
+entry MSCCLC-AOT-CUBIN-1 "$key" 'ELF bytes' | head -c 90 > "$OUT/kernel-entry/truncated"
 
 for dir in fuzz/regressions/*/; do
   [ -d "$dir" ] || continue

@@ -9,7 +9,8 @@
 #   scripts/fuzz.sh ... [TARGET...]      only these (mscl-source, mlir-text,
 #                                        cost-model, plan-json,
 #                                        bootstrap-wire, tcp-frame,
-#                                        proxy-trigger)
+#                                        proxy-trigger, selection-table,
+#                                        kernel-entry)
 #
 # The corpus of each target grows in build-fuzz/corpus/<target> from run
 # to run; seeds are collected afresh (fuzz/collect-seeds.sh); a run's
@@ -32,7 +33,8 @@ case "$MODE" in
 esac
 TARGETS=("$@")
 ((${#TARGETS[@]})) || TARGETS=(mscl-source mlir-text cost-model plan-json
-                             bootstrap-wire tcp-frame proxy-trigger)
+                             bootstrap-wire tcp-frame proxy-trigger
+                             selection-table kernel-entry)
 
 BUILD=${MSCCLC_FUZZ_BUILD:-build-fuzz}
 CLANG_DIR=/usr/lib/llvm-22/bin

@@ -8,7 +8,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
-#include <fstream>
 #include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -89,22 +88,31 @@ Status AotStore::lookup(const std::string &key, std::string *binary, bool *hit,
   if (stat(dir_.c_str(), &st) != 0)
     return Status::ok();
   // Whoever may write the store chooses the GPU code this process runs.
-  if (!S_ISDIR(st.st_mode) || (st.st_mode & (S_IWGRP | S_IWOTH)))
+  Status trusted = checkTrustedDirectory(dir_, "ahead-of-time kernel store");
+  if (!trusted.isOk())
     return unsupported(fmt::format(
-        "ahead-of-time kernel store {} is {}: not using it", dir_,
-        S_ISDIR(st.st_mode) ? "writable by other users" : "not a directory"));
+        "{}; not using it (make it root's or yours and `chmod go-w` it, or "
+        "set MSCCLC_AOT_DIR, or MSCCLC_AOT=0)",
+        trusted.message()));
   std::string path = pathFor(key, kind);
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
+  const char *what =
+      kind == AotEntry::Bundle ? "ahead-of-time program bundle"
+                               : "ahead-of-time kernel";
+  FileRules rules;
+  rules.what = what;
+  rules.maxBytes = kMaxKernelEntryBytes;
+  rules.trusted = true;
+  std::string contents;
+  bool found = false;
+  Status read = readRegularFile(path, rules, &contents, &found);
+  if (!found)
     return Status::ok();
-  std::string contents((std::istreambuf_iterator<char>(in)),
-                       std::istreambuf_iterator<char>());
+  if (!read.isOk())
+    return unsupported(fmt::format("{}: ignored", read.message()));
   EntryCheck check = parseKernelEntry(contents, magicOf(kind), key, binary);
   if (check != EntryCheck::Ok)
-    return unsupported(fmt::format(
-        "ahead-of-time {} {} is {}: ignored",
-        kind == AotEntry::Bundle ? "program bundle" : "kernel", path,
-        entryCheckReason(check)));
+    return unsupported(fmt::format("{} {} is {}: ignored", what, path,
+                                   entryCheckReason(check)));
   *hit = true;
   return Status::ok();
 }

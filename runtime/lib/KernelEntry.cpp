@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 #include <random>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace mscclc::rt {
@@ -80,6 +81,13 @@ Status writeKernelEntry(const std::string &dir, const std::string &path,
       unlink(tmp.c_str());
       return systemError(fmt::format("short write to {}", tmp));
     }
+  }
+  // Readers refuse an entry its group or others may write (Files.h): not
+  // left to the umask.
+  if (chmod(tmp.c_str(), 0644) != 0) {
+    unlink(tmp.c_str());
+    return systemError(
+        fmt::format("cannot chmod {}: {}", tmp, strerror(errno)));
   }
   if (rename(tmp.c_str(), path.c_str()) != 0) {
     unlink(tmp.c_str());

@@ -4,6 +4,7 @@
 #include "mscclc/jit/HipOffload.h"
 #include "mscclc/jit/Hiprtc.h"
 #include "mscclc/jit/Nvrtc.h"
+#include "mscclc/runtime/Files.h"
 #include "mscclc/runtime/Hash.h"
 #include "mscclc/runtime/KernelEntry.h"
 
@@ -12,7 +13,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 #include <strings.h>
 #include <sys/stat.h>
@@ -138,16 +138,19 @@ KernelCache KernelCache::fromEnvironment() {
   const char *off = getenv("MSCCLC_CACHE");
   bool enabled = !(off && (strcmp(off, "0") == 0 || strcasecmp(off, "off") == 0 ||
                            strcasecmp(off, "false") == 0));
-  std::string dir;
+  // The first of: MSCCLC_CACHE_DIR, $XDG_CACHE_HOME/mscclc,
+  // $HOME/.cache/mscclc, /tmp/mscclc-cache-<uid> (docs/runtime.md).
   if (const char *d = getenv("MSCCLC_CACHE_DIR"); d && *d)
-    dir = d;
-  else if (const char *x = getenv("XDG_CACHE_HOME"); x && *x)
-    dir = std::string(x) + "/mscclc";
-  else if (const char *home = getenv("HOME"); home && *home)
-    dir = std::string(home) + "/.cache/mscclc";
-  else
-    dir = "/tmp/mscclc-cache";
-  return KernelCache(dir, enabled);
+    return KernelCache(d, enabled);
+  if (const char *x = getenv("XDG_CACHE_HOME"); x && *x)
+    return KernelCache(std::string(x) + "/mscclc", enabled);
+  if (const char *home = getenv("HOME"); home && *home)
+    return KernelCache(std::string(home) + "/.cache/mscclc", enabled);
+  // No home: a directory of this user's in the shared /tmp, where another
+  // user may have made the name first (checkDirectory refuses theirs, and
+  // a symlink, which could lead into any directory of ours).
+  return KernelCache(fmt::format("/tmp/mscclc-cache-{}", unsigned(geteuid())),
+                     enabled, /*sharedParent=*/true);
 }
 
 std::string KernelCache::pathFor(const std::string &key) const {
@@ -156,26 +159,28 @@ std::string KernelCache::pathFor(const std::string &key) const {
 
 Status KernelCache::checkDirectory() const {
   struct stat st;
-  if (stat(dir_.c_str(), &st) != 0)
+  if ((sharedParent_ ? lstat(dir_.c_str(), &st) : stat(dir_.c_str(), &st)) != 0)
     return Status::ok(); // not there yet: store() makes it private
   if (!S_ISDIR(st.st_mode))
     return Status(Code::Unsupported,
-                  fmt::format("kernel cache {} is not a directory; not using "
-                              "it (set MSCCLC_CACHE_DIR)",
-                              dir_));
+                  fmt::format("kernel cache {} is {}; not using it (set "
+                              "MSCCLC_CACHE_DIR)",
+                              dir_,
+                              S_ISLNK(st.st_mode)
+                                  ? "a symbolic link in a directory all "
+                                    "users share"
+                                  : "not a directory"));
   // GPU code loaded from a place another user can write would run their
   // code in this process.
-  if (st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)))
+  std::string why = untrustedBecause(st.st_uid, st.st_mode);
+  if (!why.empty())
     return Status(
         Code::Unsupported,
-        fmt::format("kernel cache {} is {} (mode {:04o}): other users could "
-                    "put GPU code there that this process would run; not "
-                    "using it (make it yours and `chmod go-w`, or set "
-                    "MSCCLC_CACHE_DIR to a private directory)",
-                    dir_,
-                    st.st_uid != geteuid() ? "owned by another user"
-                                           : "writable by other users",
-                    unsigned(st.st_mode & 07777)));
+        fmt::format("kernel cache {} is {}: other users could put GPU code "
+                    "there that this process would run; not using it (make "
+                    "it yours and `chmod go-w`, or set MSCCLC_CACHE_DIR to a "
+                    "private directory)",
+                    dir_, why));
   return Status::ok();
 }
 
@@ -186,12 +191,26 @@ Status KernelCache::lookup(const std::string &key, std::string *binary,
     return Status::ok();
   MSCCLC_TRY(checkDirectory());
   std::string path = pathFor(key);
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
+  std::string contents;
+  bool found = false;
+  FileRules rules;
+  rules.what = "kernel cache entry";
+  rules.maxBytes = kMaxKernelEntryBytes;
+  rules.trusted = true;
+  Status read = readRegularFile(path, rules, &contents, &found);
+  if (!found)
     return Status::ok();
-  std::string contents((std::istreambuf_iterator<char>(in)),
-                       std::istreambuf_iterator<char>());
-  in.close();
+  if (!read.isOk()) {
+    // Not a file of ours (a symlink, a FIFO, another user's): the
+    // directory is ours, so the entry goes and a fresh one replaces it.
+    if (unlink(path.c_str()) == 0)
+      return Status(Code::SystemError,
+                    fmt::format("{}: removed, recompiling", read.message()));
+    // A directory stays (and blocks the store): compile without the cache.
+    return Status(Code::Unsupported,
+                  fmt::format("{}: ignored, compiling without the cache",
+                              read.message()));
+  }
   std::string bytes;
   EntryCheck check = parseKernelEntry(contents, kCacheMagic, key, &bytes);
   // An entry of an older format (another magic) is simply replaced.

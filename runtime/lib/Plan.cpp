@@ -42,6 +42,12 @@ const char *describe(const Json &v) {
 /// Parses the whole text. nlohmann-json reports errors by exception; they
 /// end here, as a Status naming the line and column.
 Status parseJson(const std::string &text, Json *out) {
+  // Printing a document recurses once per level (bundleJson does): one
+  // nested 50,000 deep would overflow the stack there.
+  if (int depth = jsonNestingDepth(text); depth > kMaxJsonDepth)
+    return invalidArgument(fmt::format(
+        "JSON nested {} deep, more than the limit of {}", depth,
+        kMaxJsonDepth));
   try {
     *out = Json::parse(text);
   } catch (const Json::exception &e) {
@@ -180,6 +186,72 @@ Status readBufferSet(Reader &r, const char *field, const std::string &where,
   return Status::ok();
 }
 
+/// The limits of a plan's values that no program the compiler writes
+/// exceeds (docs/plan.md): channel and switch ids (the compiler's
+/// kMaxChannelId), instances, scratch buffers.
+constexpr int64_t kMaxChannelId = (int64_t(1) << 16) - 1;
+constexpr int64_t kMaxInstances = 65535;
+constexpr int64_t kMaxScratchBuffers = 65536;
+constexpr int64_t kMaxChunks = int64_t(1) << 32;
+
+/// The values of `collective` (docs/plan.md).
+const std::vector<std::string> &knownCollectives() {
+  static const std::vector<std::string> names = {
+      "allreduce", "allgather", "reducescatter", "broadcast", "reduce",
+      "gather",    "scatter",   "alltoall",      "custom"};
+  return names;
+}
+
+/// The values of `redops` (MSCCLC_REDOP, with avg and premulsum).
+const std::vector<std::string> &knownRedops() {
+  static const std::vector<std::string> names = {"sum", "prod", "min",
+                                                 "max", "avg",  "premulsum"};
+  return names;
+}
+
+/// "a, b or c", for messages naming what is accepted.
+std::string oneOf(const std::vector<std::string> &names) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  return out;
+}
+
+bool isIn(const std::vector<std::string> &names, const std::string &name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+/// A C identifier: kernels are looked up by name in the compiled module.
+bool isIdentifier(const std::string &s) {
+  if (s.empty() || s.size() > 1024 || isdigit(static_cast<unsigned char>(s[0])))
+    return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+Status checkIdentifier(const std::string &where, const std::string &value) {
+  if (!isIdentifier(value))
+    return invalidArgument(fmt::format(
+        "plan: {} = '{}' is not a C identifier (letters, digits and _, not "
+        "starting with a digit, at most 1024 characters)",
+        where, value.substr(0, 80)));
+  return Status::ok();
+}
+
+/// inputChunks and outputChunks per chunks of each named collective: NCCL's
+/// buffer sizes (docs/plan.md); custom programs choose their own.
+void conventionalChunks(const std::string &collective, int64_t ranks,
+                        int64_t chunks, int64_t *in, int64_t *out) {
+  *in = *out = chunks;
+  if (collective == "allgather" || collective == "gather")
+    *out = ranks * chunks;
+  else if (collective == "reducescatter" || collective == "scatter")
+    *in = ranks * chunks;
+  else if (collective == "alltoall")
+    *in = *out = ranks * chunks;
+}
+
 Status parseChannel(const Json &j, const std::string &where, bool memory,
                     int ranks, int blocks, int waitSlots, PlanChannel *c) {
   Reader r(j, where);
@@ -195,7 +267,7 @@ Status parseChannel(const Json &j, const std::string &where, bool memory,
           "plan: {}.protocol must be LL or HB, not '{}'", where, protocol));
     c->ll = protocol == "LL";
   }
-  MSCCLC_TRY(r.integer("id", &c->id, false));
+  MSCCLC_TRY(r.integer("id", &c->id, false, 0, kMaxChannelId));
   MSCCLC_TRY(r.integer("peerIndex", &c->peerIndex, true, -1));
   MSCCLC_TRY(r.integer("block", &c->block, true, 0, blocks - 1));
   MSCCLC_TRY(r.integer("group", &c->group, false, 1, blocks));
@@ -215,7 +287,305 @@ Status parseChannel(const Json &j, const std::string &where, bool memory,
                        &c->peerOutput, &c->peerScratch);
 }
 
+/// The top-level fields: every enum, range and the relations between them.
+Status parseHeader(Reader &r, Plan *p) {
+  MSCCLC_TRY(r.string("name", &p->name));
+  MSCCLC_TRY(checkIdentifier("plan.name", p->name));
+  MSCCLC_TRY(r.string("collective", &p->collective));
+  if (!isIn(knownCollectives(), p->collective))
+    return invalidArgument(
+        fmt::format("plan: collective '{}' is not one of {}",
+                    p->collective.substr(0, 80), oneOf(knownCollectives())));
+  MSCCLC_TRY(r.integer("ranks", &p->ranks, true, 1, 65536));
+  MSCCLC_TRY(r.integer("gpusPerNode", &p->gpusPerNode, false, 1, p->ranks));
+  if (p->gpusPerNode > 0 && p->ranks % p->gpusPerNode != 0)
+    return invalidArgument(fmt::format(
+        "plan: gpusPerNode {} does not divide ranks {} (every node holds the "
+        "same number of ranks)",
+        p->gpusPerNode, p->ranks));
+  MSCCLC_TRY(r.integer("instances", &p->instances, false, 1, kMaxInstances));
+  MSCCLC_TRY(r.integer("chunks", &p->chunks, true, 1, kMaxChunks));
+  // A rank's buffers hold at most ranks * count elements (all-to-all).
+  int64_t most = p->chunks * p->ranks;
+  MSCCLC_TRY(r.integer("inputChunks", &p->inputChunks, true, 1, most));
+  MSCCLC_TRY(r.integer("outputChunks", &p->outputChunks, true, 1, most));
+  if (p->collective != "custom") {
+    int64_t in = 0, out = 0;
+    conventionalChunks(p->collective, p->ranks, p->chunks, &in, &out);
+    if (p->inputChunks != in || p->outputChunks != out)
+      return invalidArgument(fmt::format(
+          "plan: inputChunks {} and outputChunks {} are not those of {} over "
+          "{} ranks in {} chunks ({} and {})",
+          p->inputChunks, p->outputChunks, p->collective, p->ranks, p->chunks,
+          in, out));
+  }
+  MSCCLC_TRY(r.boolean("inPlace", &p->inPlace, false));
+  MSCCLC_TRY(r.integer("root", &p->root, false, 0, p->ranks - 1));
+  bool rooted = p->collective == "broadcast" || p->collective == "reduce" ||
+                p->collective == "gather" || p->collective == "scatter";
+  if (!rooted && p->root != 0)
+    return invalidArgument(fmt::format(
+        "plan: root {} given for {}, which has no root (0 is accepted)",
+        p->root, p->collective));
+  MSCCLC_TRY(r.integer("threadsPerBlock", &p->threadsPerBlock, true, 32, 1024));
+  if (p->threadsPerBlock % 32 != 0)
+    return invalidArgument(
+        fmt::format("plan: threadsPerBlock {} is not a multiple "
+                    "of 32",
+                    p->threadsPerBlock));
+  MSCCLC_TRY(r.strings("dtypes", &p->dtypes, false));
+  for (const std::string &d : p->dtypes)
+    if (dtypeSize(d) == 0)
+      return invalidArgument(fmt::format(
+          "plan: dtypes names unknown '{}' (accepted: f32, f16, bf16, f64, "
+          "i32, u32, i64, u64, i8, u8, f8e4m3, f8e5m2)",
+          d.substr(0, 80)));
+  MSCCLC_TRY(r.strings("redops", &p->redops, false));
+  for (const std::string &op : p->redops)
+    if (!isIn(knownRedops(), op))
+      return invalidArgument(
+          fmt::format("plan: redops names unknown '{}' (accepted: {})",
+                      op.substr(0, 80), oneOf(knownRedops())));
+  MSCCLC_TRY(r.string("premulKernel", &p->premulKernel, false));
+  if (!p->premulKernel.empty())
+    MSCCLC_TRY(checkIdentifier("plan.premulKernel", p->premulKernel));
+  if (p->supportsRedop("premulsum") && p->premulKernel.empty())
+    return invalidArgument(
+        "plan: redops lists premulsum but premulKernel is missing or empty");
+  MSCCLC_TRY(r.boolean("usesPortChannels", &p->usesPortChannels, false));
+  MSCCLC_TRY(r.boolean("usesSwitchChannels", &p->usesSwitchChannels, false));
+  return Status::ok();
+}
+
+Status parseScratch(Reader &r, Plan *p) {
+  const Json::array_t *scratch;
+  MSCCLC_TRY(r.array("scratch", &scratch, false));
+  if (scratch->size() > size_t(kMaxScratchBuffers))
+    return invalidArgument(
+        fmt::format("plan: {} scratch buffers, more than the limit of {}",
+                    scratch->size(), kMaxScratchBuffers));
+  for (size_t i = 0; i < scratch->size(); ++i) {
+    Reader s((*scratch)[i], fmt::format("scratch[{}]", i));
+    MSCCLC_TRY(s.object());
+    PlanScratch ps;
+    int index = -1;
+    MSCCLC_TRY(s.string("name", &ps.name, false));
+    MSCCLC_TRY(s.integer("index", &index, false, 0));
+    if (index >= 0 && size_t(index) != i)
+      return invalidArgument(
+          fmt::format("plan: scratch[{}] has index {}", i, index));
+    MSCCLC_TRY(s.integer("chunks", &ps.chunks, true, 1, kMaxChunks));
+    MSCCLC_TRY(s.boolean("packet", &ps.packet, false));
+    p->scratch.push_back(ps);
+  }
+  return Status::ok();
+}
+
+Status parseSwitchChannel(const Json &j, const std::string &where,
+                          size_t position, int rank, const Plan &p,
+                          PlanSwitchChannel *sc) {
+  Reader sr(j, where);
+  MSCCLC_TRY(sr.object());
+  int index = int(position);
+  MSCCLC_TRY(sr.integer("index", &index, false, 0));
+  if (size_t(index) != position)
+    return invalidArgument(fmt::format("plan: {} has index {}", where, index));
+  sc->index = index;
+  MSCCLC_TRY(sr.string("name", &sc->name, false));
+  MSCCLC_TRY(sr.integer("id", &sc->id, false, 0, kMaxChannelId));
+  const Json::array_t *group;
+  MSCCLC_TRY(sr.array("ranks", &group));
+  std::vector<bool> member(size_t(p.ranks), false);
+  for (size_t k = 0; k < group->size(); ++k) {
+    const Json &g = (*group)[k];
+    // Unsigned values above INT64_MAX read as negative: rejected too.
+    if (!g.is_number_integer() || g.get<int64_t>() < 0 ||
+        g.get<int64_t>() >= p.ranks)
+      return invalidArgument(fmt::format(
+          "plan: {}.ranks[{}] must be a rank in [0, {}), not {}", where, k,
+          p.ranks, g.dump()));
+    int member_rank = int(g.get<int64_t>());
+    if (member[size_t(member_rank)])
+      return invalidArgument(fmt::format("plan: {}.ranks lists rank {} twice",
+                                         where, member_rank));
+    member[size_t(member_rank)] = true;
+    sc->ranks.push_back(member_rank);
+  }
+  if (sc->ranks.size() < 2 || !member[size_t(rank)])
+    return invalidArgument(fmt::format(
+        "plan: {}.ranks must list at least 2 ranks, rank {} among them", where,
+        rank));
+  return readBufferSet(sr, "buffers", where, &sc->input, &sc->output,
+                       &sc->scratch);
+}
+
+Status parseRankPlan(const Json &j, size_t position, Plan &p,
+                     std::vector<bool> &seen) {
+  Reader rr(j, fmt::format("rankPlans[{}]", position));
+  MSCCLC_TRY(rr.object());
+  int rank = -1;
+  MSCCLC_TRY(rr.integer("rank", &rank, true, 0, p.ranks - 1));
+  if (seen[size_t(rank)])
+    return invalidArgument(fmt::format("plan: rank {} appears twice", rank));
+  seen[size_t(rank)] = true;
+  RankPlan &rp = p.rankPlans[size_t(rank)];
+  rp.rank = rank;
+  MSCCLC_TRY(rr.string("kernel", &rp.kernel));
+  MSCCLC_TRY(checkIdentifier(fmt::format("rankPlans[{}].kernel", rank),
+                             rp.kernel));
+  MSCCLC_TRY(rr.integer("blocks", &rp.blocks, true, 1, 65535));
+  MSCCLC_TRY(rr.integer("waitSlots", &rp.waitSlots, false, 0, 1 << 24));
+  for (int kind = 0; kind < 2; ++kind) {
+    const char *key = kind == 0 ? "memoryChannels" : "portChannels";
+    auto &list = kind == 0 ? rp.memoryChannels : rp.portChannels;
+    const Json::array_t *chans;
+    MSCCLC_TRY(rr.array(key, &chans, false));
+    if (chans->size() > 65535)
+      return invalidArgument(fmt::format(
+          "plan: rankPlans[{}].{} has {} channels, more than the limit of "
+          "65535",
+          rank, key, chans->size()));
+    for (size_t c = 0; c < chans->size(); ++c) {
+      PlanChannel pc;
+      std::string where = fmt::format("rankPlans[{}].{}[{}]", rank, key, c);
+      MSCCLC_TRY(parseChannel((*chans)[c], where, kind == 0, p.ranks,
+                              rp.blocks, rp.waitSlots, &pc));
+      if (pc.index != int(c))
+        return invalidArgument(
+            fmt::format("plan: {} has index {}", where, pc.index));
+      if (pc.peer == rank)
+        return invalidArgument(
+            fmt::format("plan: {} connects rank {} to itself", where, rank));
+      if (pc.peerScratch && p.scratch.empty())
+        return invalidArgument(fmt::format(
+            "plan: {}.peerBuffers names scratch, but the plan has no scratch "
+            "buffer",
+            where));
+      list.push_back(pc);
+    }
+  }
+  const Json::array_t *sw;
+  MSCCLC_TRY(rr.array("switchChannels", &sw, false));
+  for (size_t c = 0; c < sw->size(); ++c) {
+    PlanSwitchChannel sc;
+    std::string where = fmt::format("rankPlans[{}].switchChannels[{}]", rank, c);
+    MSCCLC_TRY(parseSwitchChannel((*sw)[c], where, c, rank, p, &sc));
+    if (sc.scratch && p.scratch.empty())
+      return invalidArgument(fmt::format(
+          "plan: {}.buffers names scratch, but the plan has no scratch "
+          "buffer",
+          where));
+    rp.switchChannels.push_back(sc);
+  }
+  return Status::ok();
+}
+
+/// Reverse channels must exist where the plan says they do, and lead back
+/// on a channel of the same kind, protocol and id.
+Status checkReverseChannels(const Plan &p) {
+  for (const RankPlan &rp : p.rankPlans) {
+    for (int kind = 0; kind < 2; ++kind) {
+      const auto &list = kind == 0 ? rp.memoryChannels : rp.portChannels;
+      for (const PlanChannel &c : list) {
+        if (c.peerIndex < 0)
+          continue;
+        const RankPlan &peer = p.rankPlans[size_t(c.peer)];
+        const auto &plist = kind == 0 ? peer.memoryChannels : peer.portChannels;
+        const char *kindName = kind == 0 ? "memory" : "port";
+        if (size_t(c.peerIndex) >= plist.size() ||
+            plist[size_t(c.peerIndex)].peer != rp.rank)
+          return invalidArgument(fmt::format(
+              "plan: rank {} {} channel {} names reverse channel {} on rank "
+              "{}, which does not lead back",
+              rp.rank, kindName, c.index, c.peerIndex, c.peer));
+        const PlanChannel &back = plist[size_t(c.peerIndex)];
+        if (back.ll != c.ll || back.id != c.id)
+          return invalidArgument(fmt::format(
+              "plan: rank {} {} channel {} (id {}, {}) and its reverse "
+              "channel {} on rank {} (id {}, {}) differ in id or protocol",
+              rp.rank, kindName, c.index, c.id, c.ll ? "LL" : "HB",
+              c.peerIndex, c.peer, back.id, back.ll ? "LL" : "HB"));
+      }
+    }
+  }
+  return Status::ok();
+}
+
+/// usesPortChannels and usesSwitchChannels say what the runtime sets up (a
+/// proxy, multicast): they must match the channels the ranks have.
+Status checkChannelFlags(const Plan &p) {
+  bool port = false, sw = false;
+  for (const RankPlan &rp : p.rankPlans) {
+    port |= !rp.portChannels.empty();
+    sw |= !rp.switchChannels.empty();
+  }
+  if (port != p.usesPortChannels)
+    return invalidArgument(fmt::format(
+        "plan: usesPortChannels is {}, but the ranks have {} port channels",
+        p.usesPortChannels, port ? "some" : "no"));
+  if (sw != p.usesSwitchChannels)
+    return invalidArgument(fmt::format(
+        "plan: usesSwitchChannels is {}, but the ranks have {} switch "
+        "channels",
+        p.usesSwitchChannels, sw ? "some" : "no"));
+  return Status::ok();
+}
+
+/// `a * b` where it fits 64 bits; UINT64_MAX where it does not.
+using Wide = unsigned __int128;
+uint64_t saturate(Wide v) { return v > UINT64_MAX ? UINT64_MAX : uint64_t(v); }
+
 } // namespace
+
+int jsonNestingDepth(const std::string &text) {
+  int depth = 0, deepest = 0;
+  bool inString = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (inString) {
+      if (c == '\\')
+        ++i; // the escaped character, a quote among them
+      else if (c == '"')
+        inString = false;
+    } else if (c == '"') {
+      inString = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+Status checkKernelsDefined(const Plan &plan, const std::string &source) {
+  // A kernel is defined where its name is followed by its parameter list:
+  // "mscclc_x_rank0(const __grid_constant__ ...". A name that is not found
+  // would fail at launch, after every other rank has started.
+  auto defined = [&](const std::string &name) {
+    for (size_t at = source.find(name); at != std::string::npos;
+         at = source.find(name, at + 1)) {
+      bool startsWord = at == 0 || !(isalnum(static_cast<unsigned char>(
+                                         source[at - 1])) ||
+                                     source[at - 1] == '_');
+      size_t next = source.find_first_not_of(" \t\r\n", at + name.size());
+      if (startsWord && next != std::string::npos && source[next] == '(')
+        return true;
+    }
+    return false;
+  };
+  for (const RankPlan &rp : plan.rankPlans)
+    if (!defined(rp.kernel))
+      return invalidArgument(fmt::format(
+          "plan: rankPlans[{}].kernel '{}' is not defined in the program's "
+          "source",
+          rp.rank, rp.kernel));
+  if (!plan.premulKernel.empty() && !defined(plan.premulKernel))
+    return invalidArgument(fmt::format(
+        "plan: premulKernel '{}' is not defined in the program's source",
+        plan.premulKernel));
+  return Status::ok();
+}
 
 size_t dtypeSize(const std::string &d) {
   if (d == "f32" || d == "i32" || d == "u32") return 4;
@@ -225,19 +595,42 @@ size_t dtypeSize(const std::string &d) {
   return 0;
 }
 
+/// mscclc_chunk_begin in 128 bits: its products overflow 64 for large
+/// chunk counts.
+static uint64_t chunkBegin(int64_t j, uint64_t count, int64_t k) {
+  Wide wj = Wide(uint64_t(j)), wk = Wide(uint64_t(k));
+  return saturate(wj * (count / wk) + (wj * (count % wk)) / wk);
+}
+
 uint64_t Plan::inputElems(uint64_t count) const {
-  return mscclc_chunk_begin(uint64_t(inputChunks), count, uint64_t(chunks));
+  return chunkBegin(inputChunks, count, chunks);
 }
 uint64_t Plan::outputElems(uint64_t count) const {
-  return mscclc_chunk_begin(uint64_t(outputChunks), count, uint64_t(chunks));
+  return chunkBegin(outputChunks, count, chunks);
 }
 
 uint64_t Plan::scratchBytes(uint64_t count, uint64_t elemSize) const {
+  if (scratch.empty())
+    return 0;
+  // Layout.h's sum, in 128 bits: where it would wrap (to 0 at 2^32 chunks
+  // of a large count), the size is "more than any memory" instead.
+  const Wide align = MSCCLC_SCRATCH_ALIGN;
+  const Wide k = Wide(uint64_t(chunks));
+  const Wide chunkBytes = (Wide(count) + k - 1) / k * elemSize;
+  const Wide packets = (chunkBytes + MSCCLC_LL_DATA_BYTES - 1) /
+                       MSCCLC_LL_DATA_BYTES;
+  Wide total = 0;
+  for (const PlanScratch &s : scratch) {
+    Wide bytes = s.packet ? 2 * Wide(uint64_t(s.chunks)) * packets *
+                                MSCCLC_LL_PACKET_BYTES
+                          : Wide(uint64_t(s.chunks)) * chunkBytes;
+    total = (total + bytes + align - 1) / align * align;
+    if (total > UINT64_MAX)
+      return UINT64_MAX;
+  }
   std::vector<MscclcScratchDesc> descs;
   for (const PlanScratch &s : scratch)
     descs.push_back({uint64_t(s.chunks), s.packet ? 1 : 0});
-  if (descs.empty())
-    return 0;
   return mscclc_scratch_bytes(descs.data(), int(descs.size()), count,
                               uint64_t(chunks), elemSize);
 }
@@ -300,44 +693,8 @@ Status parsePlan(const std::string &text, Plan *plan) {
         fmt::format("plan: kernels use ABI {}, this runtime has ABI "
                     "{}: recompile the program",
                     p.abiVersion, MSCCLC_ABI_VERSION));
-  MSCCLC_TRY(r.string("name", &p.name));
-  MSCCLC_TRY(r.string("collective", &p.collective));
-  MSCCLC_TRY(r.integer("ranks", &p.ranks, true, 1, 65536));
-  MSCCLC_TRY(r.integer("gpusPerNode", &p.gpusPerNode, false, 1, 65536));
-  MSCCLC_TRY(r.integer("instances", &p.instances, false, 1));
-  MSCCLC_TRY(r.integer("chunks", &p.chunks, true, 1, int64_t(1) << 32));
-  MSCCLC_TRY(r.integer("inputChunks", &p.inputChunks, true, 1, int64_t(1) << 40));
-  MSCCLC_TRY(r.integer("outputChunks", &p.outputChunks, true, 1, int64_t(1) << 40));
-  MSCCLC_TRY(r.boolean("inPlace", &p.inPlace, false));
-  MSCCLC_TRY(r.integer("root", &p.root, false, 0, p.ranks - 1));
-  MSCCLC_TRY(r.integer("threadsPerBlock", &p.threadsPerBlock, true, 32, 1024));
-  if (p.threadsPerBlock % 32 != 0)
-    return invalidArgument(
-        fmt::format("plan: threadsPerBlock {} is not a multiple "
-                    "of 32",
-                    p.threadsPerBlock));
-  MSCCLC_TRY(r.strings("dtypes", &p.dtypes, false));
-  MSCCLC_TRY(r.strings("redops", &p.redops, false));
-  MSCCLC_TRY(r.string("premulKernel", &p.premulKernel, false));
-  MSCCLC_TRY(r.boolean("usesPortChannels", &p.usesPortChannels, false));
-  MSCCLC_TRY(r.boolean("usesSwitchChannels", &p.usesSwitchChannels, false));
-
-  const Json::array_t *scratch;
-  MSCCLC_TRY(r.array("scratch", &scratch, false));
-  for (size_t i = 0; i < scratch->size(); ++i) {
-    Reader s((*scratch)[i], fmt::format("scratch[{}]", i));
-    MSCCLC_TRY(s.object());
-    PlanScratch ps;
-    int index = -1;
-    MSCCLC_TRY(s.string("name", &ps.name, false));
-    MSCCLC_TRY(s.integer("index", &index, false, 0));
-    if (index >= 0 && size_t(index) != i)
-      return invalidArgument(
-          fmt::format("plan: scratch[{}] has index {}", i, index));
-    MSCCLC_TRY(s.integer("chunks", &ps.chunks, true, 1, int64_t(1) << 32));
-    MSCCLC_TRY(s.boolean("packet", &ps.packet, false));
-    p.scratch.push_back(ps);
-  }
+  MSCCLC_TRY(parseHeader(r, &p));
+  MSCCLC_TRY(parseScratch(r, &p));
 
   const Json::array_t *ranks;
   MSCCLC_TRY(r.array("rankPlans", &ranks));
@@ -346,86 +703,10 @@ Status parsePlan(const std::string &text, Plan *plan) {
         fmt::format("plan: {} rankPlans for {} ranks", ranks->size(), p.ranks));
   p.rankPlans.resize(size_t(p.ranks));
   std::vector<bool> seen(size_t(p.ranks), false);
-  for (size_t i = 0; i < ranks->size(); ++i) {
-    Reader rr((*ranks)[i], fmt::format("rankPlans[{}]", i));
-    MSCCLC_TRY(rr.object());
-    int rank = -1;
-    MSCCLC_TRY(rr.integer("rank", &rank, true, 0, p.ranks - 1));
-    if (seen[size_t(rank)])
-      return invalidArgument(fmt::format("plan: rank {} appears twice", rank));
-    seen[size_t(rank)] = true;
-    RankPlan &rp = p.rankPlans[size_t(rank)];
-    rp.rank = rank;
-    MSCCLC_TRY(rr.string("kernel", &rp.kernel));
-    MSCCLC_TRY(rr.integer("blocks", &rp.blocks, true, 1, 65535));
-    MSCCLC_TRY(rr.integer("waitSlots", &rp.waitSlots, false, 0, 1 << 24));
-    for (int kind = 0; kind < 2; ++kind) {
-      const char *key = kind == 0 ? "memoryChannels" : "portChannels";
-      auto &list = kind == 0 ? rp.memoryChannels : rp.portChannels;
-      const Json::array_t *chans;
-      MSCCLC_TRY(rr.array(key, &chans, false));
-      for (size_t c = 0; c < chans->size(); ++c) {
-        PlanChannel pc;
-        std::string where = fmt::format("rankPlans[{}].{}[{}]", rank, key, c);
-        MSCCLC_TRY(parseChannel((*chans)[c], where, kind == 0, p.ranks,
-                                rp.blocks, rp.waitSlots, &pc));
-        if (pc.index != int(c))
-          return invalidArgument(
-              fmt::format("plan: {} has index {}", where, pc.index));
-        if (pc.peer == rank)
-          return invalidArgument(
-              fmt::format("plan: {} connects rank {} to itself", where, rank));
-        list.push_back(pc);
-      }
-    }
-    if (rp.portChannels.size() > 65535)
-      return invalidArgument("plan: more than 65535 port channels on a rank");
-    const Json::array_t *sw;
-    MSCCLC_TRY(rr.array("switchChannels", &sw, false));
-    for (size_t c = 0; c < sw->size(); ++c) {
-      Reader sr((*sw)[c],
-                fmt::format("rankPlans[{}].switchChannels[{}]", rank, c));
-      MSCCLC_TRY(sr.object());
-      PlanSwitchChannel sc;
-      MSCCLC_TRY(sr.integer("index", &sc.index, false, 0));
-      MSCCLC_TRY(sr.string("name", &sc.name, false));
-      MSCCLC_TRY(sr.integer("id", &sc.id, false));
-      const Json::array_t *group;
-      MSCCLC_TRY(sr.array("ranks", &group));
-      for (size_t k = 0; k < group->size(); ++k) {
-        const Json &g = (*group)[k];
-        // Unsigned values above INT64_MAX read as negative: rejected too.
-        if (!g.is_number_integer() || g.get<int64_t>() < 0 ||
-            g.get<int64_t>() >= p.ranks)
-          return invalidArgument(fmt::format(
-              "plan: {}.ranks[{}] must be a rank in [0, {}), not {}",
-              sr.where(), k, p.ranks, g.dump()));
-        sc.ranks.push_back(int(g.get<int64_t>()));
-      }
-      MSCCLC_TRY(readBufferSet(sr, "buffers", sr.where(), &sc.input,
-                               &sc.output, &sc.scratch));
-      rp.switchChannels.push_back(sc);
-    }
-  }
-  // Reverse channels must exist where the plan says they do, and lead back.
-  for (const RankPlan &rp : p.rankPlans) {
-    for (int kind = 0; kind < 2; ++kind) {
-      const auto &list = kind == 0 ? rp.memoryChannels : rp.portChannels;
-      for (const PlanChannel &c : list) {
-        if (c.peerIndex < 0)
-          continue;
-        const RankPlan &peer = p.rankPlans[size_t(c.peer)];
-        const auto &plist = kind == 0 ? peer.memoryChannels : peer.portChannels;
-        if (size_t(c.peerIndex) >= plist.size() ||
-            plist[size_t(c.peerIndex)].peer != rp.rank)
-          return invalidArgument(fmt::format(
-              "plan: rank {} {} channel {} names reverse channel {} on rank "
-              "{}, which does not lead back",
-              rp.rank, kind == 0 ? "memory" : "port", c.index, c.peerIndex,
-              c.peer));
-      }
-    }
-  }
+  for (size_t i = 0; i < ranks->size(); ++i)
+    MSCCLC_TRY(parseRankPlan((*ranks)[i], i, p, seen));
+  MSCCLC_TRY(checkReverseChannels(p));
+  MSCCLC_TRY(checkChannelFlags(p));
   *plan = std::move(p);
   return Status::ok();
 }

@@ -106,44 +106,68 @@ Status splitBundle(const std::string &text, std::string *cuda,
 
 } // namespace
 
+namespace {
+
+/// A compiler the user named (an argument, MSCCLC_COMPILER): run even where
+/// others could change it, since they chose it, but the log says so.
+Status namedCompiler(const std::string &path, const std::string &named,
+                     std::string *out) {
+  if (!isExecutableFile(path))
+    return invalidArgument(
+        fmt::format("{} is not an executable file", named));
+  Status trusted = checkTrustedFile(path, "the mscclc compiler");
+  if (!trusted.isOk())
+    MSCCLC_LOG(Warn, "{}; running it anyway, because {} names it",
+               trusted.message(), named);
+  *out = path;
+  return Status::ok();
+}
+
+/// A compiler found by searching (beside the library, PATH): only one that
+/// no other user can change, since nobody chose it.
+bool searchedCompiler(const std::string &candidate, std::string *out) {
+  if (!isExecutableFile(candidate))
+    return false;
+  Status trusted = checkTrustedFile(candidate, "the mscclc compiler");
+  if (!trusted.isOk()) {
+    MSCCLC_LOG(Warn, "{}; skipped (set MSCCLC_COMPILER to run it anyway)",
+               trusted.message());
+    return false;
+  }
+  *out = candidate;
+  return true;
+}
+
+} // namespace
+
 Status findCompiler(const std::string &explicitPath, std::string *path) {
-  if (!explicitPath.empty()) {
-    if (!isExecutableFile(explicitPath))
-      return invalidArgument(
-          fmt::format("compiler {} is not an executable file", explicitPath));
-    *path = explicitPath;
-    return Status::ok();
-  }
-  if (const char *env = getenv("MSCCLC_COMPILER"); env && *env) {
-    if (!isExecutableFile(env))
-      return invalidArgument(
-          fmt::format("MSCCLC_COMPILER={} is not an executable file", env));
-    *path = env;
-    return Status::ok();
-  }
+  if (!explicitPath.empty())
+    return namedCompiler(explicitPath, "compiler " + explicitPath, path);
+  if (const char *env = getenv("MSCCLC_COMPILER"); env && *env)
+    return namedCompiler(env, fmt::format("MSCCLC_COMPILER={}", env), path);
   // Next to this library: <prefix>/lib/libmscclc.so -> <prefix>/bin/mscclc.
   Dl_info info;
   if (dladdr(reinterpret_cast<void *>(&findCompiler), &info) && info.dli_fname) {
     std::string dir = dirName(info.dli_fname);
     for (const std::string &candidate :
          {dir + "/mscclc", dir + "/../bin/mscclc", dir + "/bin/mscclc"})
-      if (isExecutableFile(candidate)) {
-        *path = candidate;
+      if (searchedCompiler(candidate, path))
         return Status::ok();
-      }
   }
   if (const char *p = getenv("PATH")) {
     std::stringstream ss(p);
     std::string dir;
+    // An empty entry or "." is the working directory: whoever wrote the
+    // files there would choose the compiler.
     while (std::getline(ss, dir, ':'))
-      if (!dir.empty() && isExecutableFile(dir + "/mscclc")) {
-        *path = dir + "/mscclc";
+      if (!dir.empty() && dir != "." && dir[0] == '/' &&
+          searchedCompiler(dir + "/mscclc", path))
         return Status::ok();
-      }
   }
   return invalidArgument(
       "cannot find the mscclc compiler: set MSCCLC_COMPILER, install it next "
-      "to libmscclc, or put it on PATH");
+      "to libmscclc, or put it on PATH (searched candidates that other users "
+      "can change are skipped, with a warning)");
 }
 
 Status runProcess(const std::string &compiler,
@@ -309,6 +333,7 @@ Status Program::fromGenerated(const std::string &cudaSource,
   MSCCLC_TRY(parsePlan(planJson, &p->plan_));
   if (cudaSource.empty())
     return invalidArgument("the CUDA source is empty");
+  MSCCLC_TRY(checkKernelsDefined(p->plan_, cudaSource));
   p->cudaSource_ = cudaSource;
   p->planJson_ = planJson;
   p->id_ = nextProgramId.fetch_add(1);

@@ -1,6 +1,7 @@
 //===- Selection.cpp - The stdlib catalog and selection table -------------===//
 
 #include "mscclc/runtime/Selection.h"
+#include "mscclc/runtime/Files.h"
 #include "mscclc/runtime/Hash.h"
 #include "mscclc/runtime/Plan.h"
 
@@ -9,9 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 namespace mscclc::rt {
 
@@ -89,7 +88,18 @@ std::string at(const std::string &file, const std::string &text,
   return fmt::format("{} (element {})", file, index);
 }
 
+/// Whether obj[key] is the string `value` (false where it is another
+/// type: json::value would throw).
+bool isString(const json &obj, const char *key, const char *value) {
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() && it->get<std::string>() == value;
+}
+
 Status parseJson(const std::string &text, const std::string &name, json *out) {
+  if (int depth = jsonNestingDepth(text); depth > kMaxJsonDepth)
+    return invalidArgument(fmt::format(
+        "{}: JSON nested {} deep, more than the limit of {}", name, depth,
+        kMaxJsonDepth));
   try {
     *out = json::parse(text);
   } catch (const json::parse_error &e) {
@@ -129,6 +139,9 @@ bool parseBytes(const json &v, uint64_t *out) {
   if (!v.is_string())
     return false;
   std::string s = v.get<std::string>();
+  // strtoull would take "-1" (and " 1") as a huge number.
+  if (s.empty() || !isdigit(static_cast<unsigned char>(s[0])))
+    return false;
   char *end = nullptr;
   errno = 0;
   unsigned long long n = strtoull(s.c_str(), &end, 10);
@@ -146,17 +159,33 @@ bool parseBytes(const json &v, uint64_t *out) {
   return true;
 }
 
-/// An int, or [min, max] inclusive, into [*lo, *hi].
+/// A count of ranks or nodes: an integer in [1, 65536] (a larger one, read
+/// as int, would wrap).
+bool parseCount(const json &v, int *out) {
+  // Integers above INT64_MAX parse as unsigned: none is a count.
+  if (!v.is_number_integer() ||
+      (v.is_number_unsigned() && v.get<uint64_t>() > 65536))
+    return false;
+  int64_t n = v.get<int64_t>();
+  if (n < 1 || n > 65536)
+    return false;
+  *out = int(n);
+  return true;
+}
+
+/// An int, or [min, max] inclusive, into [*lo, *hi], each in [1, 65536].
 bool parseRange(const json &v, int *lo, int *hi) {
   if (v.is_number_integer()) {
-    *lo = *hi = v.get<int>();
-    return *lo >= 1;
+    if (!parseCount(v, lo))
+      return false;
+    *hi = *lo;
+    return true;
   }
-  if (v.is_array() && v.size() == 2 && v[0].is_number_integer() &&
-      (v[1].is_number_integer() || v[1].is_null())) {
-    *lo = v[0].get<int>();
-    *hi = v[1].is_null() ? 65536 : v[1].get<int>();
-    return *lo >= 1 && *lo <= *hi;
+  if (v.is_array() && v.size() == 2 && parseCount(v[0], lo)) {
+    *hi = 65536;
+    if (!v[1].is_null() && !parseCount(v[1], hi))
+      return false;
+    return *lo <= *hi;
   }
   return false;
 }
@@ -218,9 +247,15 @@ Status intField(const json &obj, const char *key, const std::string &where,
   if (!obj.contains(key))
     return Status::ok();
   const json &v = obj[key];
-  if (!v.is_number_integer() || v.get<int64_t>() < lo || v.get<int64_t>() > hi)
+  // Integers above INT64_MAX parse as unsigned: in no range here.
+  bool inRange =
+      v.is_number_integer() &&
+      !(v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT64_MAX)) &&
+      v.get<int64_t>() >= lo && v.get<int64_t>() <= hi;
+  if (!inRange)
     return invalidArgument(fmt::format(
-        "{}: '{}' must be an integer in [{}, {}]", where, key, lo, hi));
+        "{}: '{}' must be an integer in [{}, {}], not {}", where, key, lo, hi,
+        v.dump()));
   *out = v.get<int>();
   return Status::ok();
 }
@@ -397,7 +432,7 @@ Status SelectionTable::parse(const std::string &catalogText,
   MSCCLC_TRY(parseJson(catalogText, catalogName, &catalog));
   MSCCLC_TRY(parseJson(tableText, tableName, &table));
 
-  if (catalog.value("format", "") != "mscclc-algorithms" ||
+  if (!isString(catalog, "format", "mscclc-algorithms") ||
       !catalog.contains("algorithms") || !catalog["algorithms"].is_array())
     return invalidArgument(fmt::format(
         "{}:1: expected {{\"format\": \"mscclc-algorithms\", \"algorithms\": "
@@ -415,7 +450,7 @@ Status SelectionTable::parse(const std::string &catalogText,
     t.algorithms_->push_back(std::move(a));
   }
 
-  if (table.value("format", "") != "mscclc-selection" ||
+  if (!isString(table, "format", "mscclc-selection") ||
       !table.contains("entries") || !table["entries"].is_array())
     return invalidArgument(fmt::format(
         "{}:1: expected {{\"format\": \"mscclc-selection\", \"entries\": "
@@ -489,16 +524,20 @@ Status SelectionTable::parse(const std::string &catalogText,
         if (std::find(known.begin(), known.end(), it.key()) == known.end())
           return invalidArgument(fmt::format(
               "{}: {} has no tunable param '{}'", where, name, it.key()));
-        if (!it.value().is_number_integer())
+        // Unsigned above INT64_MAX would read as negative.
+        if (!it.value().is_number_integer() ||
+            (it.value().is_number_unsigned() &&
+             it.value().get<uint64_t>() > uint64_t(INT64_MAX)))
           return invalidArgument(fmt::format(
-              "{}: param '{}' must be an integer", where, it.key()));
+              "{}: param '{}' must be an integer in [{}, {}], not {}", where,
+              it.key(), INT64_MIN, INT64_MAX, it.value().dump()));
         te.params.emplace_back(it.key(), it.value().get<long long>());
       }
     }
-    te.source = e.value("source", "");
-    if (te.source != "measured" && te.source != "estimated")
+    if (!isString(e, "source", "measured") && !isString(e, "source", "estimated"))
       return invalidArgument(fmt::format(
           "{}: 'source' must be \"measured\" or \"estimated\"", where));
+    te.source = e["source"].get<std::string>();
     t.entries_.push_back(std::move(te));
   }
   Sha256 h;
@@ -511,18 +550,14 @@ Status SelectionTable::parse(const std::string &catalogText,
 
 Status SelectionTable::load(const std::string &catalogPath,
                             const std::string &tablePath, SelectionTable *out) {
-  std::string texts[2];
-  const std::string *paths[2] = {&catalogPath, &tablePath};
-  for (int i = 0; i < 2; ++i) {
-    std::ifstream in(*paths[i], std::ios::binary);
-    if (!in)
-      return invalidArgument(
-          fmt::format("cannot read {}: {}", *paths[i], strerror(errno)));
-    std::stringstream ss;
-    ss << in.rdbuf();
-    texts[i] = ss.str();
-  }
-  return parse(texts[0], catalogPath, texts[1], tablePath, out);
+  std::string catalog, table;
+  FileRules rules;
+  rules.what = "algorithm catalog";
+  rules.maxBytes = kMaxTableBytes;
+  MSCCLC_TRY(readRegularFile(catalogPath, rules, &catalog));
+  rules.what = "selection table";
+  MSCCLC_TRY(readRegularFile(tablePath, rules, &table));
+  return parse(catalog, catalogPath, table, tablePath, out);
 }
 
 Status SelectionTable::select(const SelectionQuery &q, Selection *out) const {

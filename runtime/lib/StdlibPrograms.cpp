@@ -43,6 +43,14 @@ std::map<std::string, CachedProgram> &programCache() {
   return *cache;
 }
 
+/// A stdlib source, read under Files.h's rules.
+Status readStdlibSource(const std::string &path, std::string *text) {
+  FileRules rules;
+  rules.what = "stdlib source";
+  rules.maxBytes = kMaxSourceBytes;
+  return readRegularFile(path, rules, text);
+}
+
 /// SHA-256 over every .mscl file of `dir` (name and text, by name): what
 /// the compiler reads for any stdlib program, imports included. Read once
 /// per directory and process.
@@ -69,7 +77,7 @@ Status stdlibSourcesDigest(const std::string &dir, std::string *out) {
   Sha256 h;
   for (const std::string &name : names) {
     std::string text;
-    MSCCLC_TRY(readFile(dir + "/" + name, &text));
+    MSCCLC_TRY(readStdlibSource(dir + "/" + name, &text));
     h.field(name);
     h.field(text);
   }
@@ -136,7 +144,7 @@ Status compileSelection(const StdlibState &state, const SelectionQuery &q,
   Status s;
   if (q.inPlace) {
     std::string text, variant;
-    MSCCLC_TRY(readFile(path, &text));
+    MSCCLC_TRY(readStdlibSource(path, &text));
     MSCCLC_TRY(stdlibInPlaceSource(text, dir, path, &variant));
     // Under the algorithm's own file name, so the in-place variant's
     // kernels have the same keys in every process (AOT store, cache).

@@ -1,6 +1,7 @@
 //===- TunedTable.cpp - A selection table from measured timings -----------===//
 
 #include "mscclc/runtime/TunedTable.h"
+#include "mscclc/runtime/Plan.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -48,10 +49,20 @@ Status tunedSelectionTable(const std::string &baseTable, const TuneShape &shape,
     return invalidArgument(fmt::format(
         "tuned table: bad shape ({} ranks, {} nodes, sm_{})", shape.ranks,
         shape.nodes, shape.arch));
+  // Printed again below, which recurses once per level of nesting.
+  if (int depth = jsonNestingDepth(baseTable); depth > kMaxJsonDepth)
+    return invalidArgument(fmt::format(
+        "tuned table: the base table nests JSON {} deep, more than the limit "
+        "of {}",
+        depth, kMaxJsonDepth));
   json base = json::parse(baseTable, nullptr, false);
   if (base.is_discarded() || !base.is_object() || !base.contains("entries") ||
       !base["entries"].is_array())
     return invalidArgument("tuned table: the base table is not a selection table");
+  // Not base.value("note", ...), which throws where the note is no string.
+  std::string baseNote;
+  if (auto note = base.find("note"); note != base.end() && note->is_string())
+    baseNote = note->get<std::string>();
 
   std::map<int, std::vector<const TuneSample *>> byCollective;
   for (const TuneSample &s : samples) {
@@ -94,8 +105,7 @@ Status tunedSelectionTable(const std::string &baseTable, const TuneShape &shape,
   table["note"] = fmt::format(
       "Tuned: {} ranks, {} node(s), sm_{}; {}. Then the base table's entries. "
       "Base note: {}",
-      shape.ranks, shape.nodes, shape.arch, shape.note,
-      base.value("note", std::string()));
+      shape.ranks, shape.nodes, shape.arch, shape.note, baseNote);
   table["entries"] = tuned;
   *out = table.dump(2) + "\n";
   return Status::ok();

@@ -3,6 +3,7 @@
 #include "RealNccl.h"
 
 #include "Errors.h"
+#include "mscclc/runtime/Files.h"
 
 #include <dlfcn.h>
 #include <glob.h>
@@ -228,8 +229,25 @@ std::string loadFailure;
 /// `loaded` once load() finished, for readers that must not trigger it.
 std::atomic<const RealNccl *> published{nullptr};
 
+/// Why a library found by searching may not be loaded ("" where it may):
+/// another user could change it or its directory (Files.h), and nobody
+/// chose it. A bare name is the dynamic loader's choice, from the system's
+/// own folders.
+std::string untrustedLibrary(const std::string &path) {
+  if (path.find('/') == std::string::npos)
+    return "";
+  rt::Status trusted = rt::checkTrustedFile(path, "NCCL library");
+  return trusted.isOk() ? "" : trusted.message();
+}
+
 void load() {
   if (const char *forced = std::getenv("MSCCLC_NCCL_LIBRARY"); forced && *forced) {
+    // Named by the user: loaded even where others could change it, but the
+    // log says so.
+    if (std::string why = untrustedLibrary(forced); !why.empty())
+      logWarn(fmt::format("mscclc fallback: {}; loading it anyway, because "
+                          "MSCCLC_NCCL_LIBRARY names it",
+                          why));
     std::string why;
     loaded = tryLoad(forced, &why);
     if (!loaded)
@@ -247,7 +265,12 @@ void load() {
     if (!bare && std::find(seen.begin(), seen.end(), file) != seen.end())
       continue; // ours, or a folder listed twice (a link)
     seen.push_back(file);
-    std::string why;
+    std::string why = untrustedLibrary(path);
+    if (!why.empty()) {
+      tried.push_back(why + ": skipped (set MSCCLC_NCCL_LIBRARY to load it "
+                            "anyway)");
+      continue;
+    }
     loaded = tryLoad(path, &why);
     if (loaded) {
       if (infoEnabled())

@@ -185,6 +185,72 @@ TEST(AotStoreTest, AStoreOthersCanWriteIsNotUsed) {
   Status s = store.lookup(key, &binary, &hit);
   EXPECT_EQ(s.code(), Code::Unsupported);
   EXPECT_FALSE(hit);
+  EXPECT_NE(s.message().find("writable by group and others (mode 0777)"),
+            std::string::npos)
+      << s.message();
+}
+
+// Found hostile: a mode 0666 entry in a 0755 store, rewritten by another
+// user, was served; so were symlinked entries. A directory entry aborted,
+// a FIFO hung and a symlink to /dev/zero ran out of memory.
+TEST(AotStoreTest, EntriesOthersCouldChangeOrNoFilesAreRefused) {
+  TempDir tmp("mscclc-aot-test");
+  AotStore store(tmp / "kernels");
+  std::string key(64, 'f');
+  ASSERT_TRUE(store.write(key, "bytes").isOk());
+  std::string entry = readAll(store.pathFor(key));
+  auto refused = [&](const char *why, const char *needle) {
+    std::string binary;
+    bool hit = true;
+    Status s = store.lookup(key, &binary, &hit);
+    EXPECT_EQ(s.code(), Code::Unsupported) << why << ": " << s.message();
+    EXPECT_FALSE(hit) << why;
+    EXPECT_NE(s.message().find(needle), std::string::npos)
+        << why << ": " << s.message();
+    EXPECT_NE(s.message().find(store.pathFor(key)), std::string::npos)
+        << s.message();
+  };
+  std::string path = store.pathFor(key);
+  ASSERT_EQ(chmod(path.c_str(), 0666), 0);
+  refused("mode 0666", "writable by group and others (mode 0666)");
+  ASSERT_EQ(unlink(path.c_str()), 0);
+  std::string elsewhere = tmp / "elsewhere";
+  ASSERT_TRUE(writeAll(elsewhere, entry));
+  ASSERT_EQ(symlink(elsewhere.c_str(), path.c_str()), 0);
+  refused("a symlink to a valid entry", "is a symbolic link");
+  ASSERT_EQ(unlink(path.c_str()), 0);
+  ASSERT_EQ(symlink("/dev/zero", path.c_str()), 0);
+  refused("a symlink to /dev/zero", "is a symbolic link");
+  ASSERT_EQ(unlink(path.c_str()), 0);
+  ASSERT_EQ(mkdir(path.c_str(), 0755), 0);
+  refused("a directory", "is a directory, not a regular file");
+  ASSERT_EQ(rmdir(path.c_str()), 0);
+  ASSERT_EQ(mkfifo(path.c_str(), 0644), 0);
+  refused("a FIFO", "is a FIFO, not a regular file");
+  ASSERT_EQ(unlink(path.c_str()), 0);
+  if (geteuid() != 0)
+    GTEST_SKIP() << "another user's entry needs root to make";
+  ASSERT_TRUE(writeAll(path, entry));
+  ASSERT_EQ(chown(path.c_str(), 4242, 4242), 0);
+  refused("another user's entry", "owned by user 4242");
+}
+
+TEST(AotStoreTest, AStoreOfAnotherUserIsNotUsed) {
+  if (geteuid() != 0)
+    GTEST_SKIP() << "another user's store needs root to make";
+  TempDir tmp("mscclc-aot-test");
+  AotStore store(tmp / "kernels");
+  std::string key(64, 'f'), binary;
+  ASSERT_TRUE(store.write(key, "bytes").isOk());
+  ASSERT_EQ(chown(store.dir().c_str(), 4242, 4242), 0);
+  bool hit = true;
+  Status s = store.lookup(key, &binary, &hit);
+  EXPECT_EQ(s.code(), Code::Unsupported);
+  EXPECT_FALSE(hit);
+  EXPECT_NE(s.message().find("owned by user 4242"), std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("not using it"), std::string::npos)
+      << s.message();
 }
 
 TEST(AotStoreTest, FromEnvironment) {

@@ -70,6 +70,9 @@ const char *kPlan = R"({"format": "mscclc-plan", "version": 1, "abiVersion": 3,
   "rankPlans": [
     {"rank": 0, "kernel": "k", "blocks": 1, "memoryChannels": [], "portChannels": [], "switchChannels": []},
     {"rank": 1, "kernel": "k", "blocks": 1, "memoryChannels": [], "portChannels": [], "switchChannels": []}]})";
+/// A stand-in source: it defines kPlan's kernel (plans naming a kernel
+/// their source lacks are refused), and NVRTC refuses it.
+const char *kSource = "extern \"C\" __global__ void k() { not_cuda }";
 
 } // namespace
 
@@ -208,13 +211,21 @@ TEST(ApiTest, BadGeneratedPlanIsRejected) {
   EXPECT_EQ(mscclcProgramCreateFromGenerated(&prog, "code", "{\"format\": 1}"),
             mscclcInvalidArgument);
   EXPECT_NE(std::string(mscclcGetLastError()).find("plan"), std::string::npos);
-  EXPECT_EQ(mscclcProgramCreateFromGenerated(&prog, "code", kPlan), mscclcSuccess);
+  // A kernel the source does not define.
+  EXPECT_EQ(mscclcProgramCreateFromGenerated(&prog, "code", kPlan),
+            mscclcInvalidArgument);
+  EXPECT_NE(std::string(mscclcGetLastError())
+                .find("rankPlans[0].kernel 'k' is not defined in the "
+                      "program's source"),
+            std::string::npos)
+      << mscclcGetLastError();
+  EXPECT_EQ(mscclcProgramCreateFromGenerated(&prog, kSource, kPlan), mscclcSuccess);
   mscclcProgramDestroy(prog);
 }
 
 TEST(ApiTest, CompileKernelChecksItsArguments) {
   mscclcProgram_t prog = nullptr;
-  ASSERT_EQ(mscclcProgramCreateFromGenerated(&prog, "code", kPlan), mscclcSuccess);
+  ASSERT_EQ(mscclcProgramCreateFromGenerated(&prog, kSource, kPlan), mscclcSuccess);
   EXPECT_EQ(mscclcProgramCompileKernel(nullptr, 0, mscclcFloat32, mscclcSum, 0),
             mscclcInvalidArgument);
   EXPECT_EQ(mscclcProgramCompileKernel(prog, 2, mscclcFloat32, mscclcSum, 0),
@@ -228,7 +239,7 @@ TEST(ApiTest, CompileKernelChecksItsArguments) {
   EXPECT_EQ(mscclcProgramCompileKernel(prog, 0, mscclcFloat32, mscclcRedOp_t(99), 0),
             mscclcInvalidArgument);
   // Valid arguments reach the device and the compiler: no GPU here (or the
-  // stand-in source "code", which NVRTC refuses), so an error, not a crash.
+  // stand-in source, which NVRTC refuses), so an error, not a crash.
   EXPECT_NE(mscclcProgramCompileKernel(prog, 0, mscclcFloat32, mscclcSum, 0),
             mscclcSuccess);
   EXPECT_STRNE(mscclcGetLastError(), "");

@@ -1,14 +1,19 @@
-//===- CacheTest.cpp - Kernel cache keys, storage and NVRTC ---------------===//
+//===- CacheTest.cpp - Kernel cache, NVRTC, the files the runtime trusts ---===//
 
 #include "TestFiles.h"
+#include "mscclc/runtime/Files.h"
 #include "mscclc/runtime/Hash.h"
 #include "mscclc/jit/Nvrtc.h"
 #include "mscclc/runtime/Loader.h"
+#include "mscclc/runtime/Program.h"
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
+#include <future>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -137,7 +142,9 @@ TEST(KernelCacheTest, RefusesADirectoryOthersCanWrite) {
   Status s = cache.lookup(std::string(64, 'd'), &got, &hit);
   EXPECT_FALSE(hit);
   EXPECT_EQ(s.code(), Code::Unsupported);
-  EXPECT_NE(s.message().find("writable by other users"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("writable by group and others (mode 0777)"),
+            std::string::npos)
+      << s.message();
   EXPECT_NE(s.message().find("MSCCLC_CACHE_DIR"), std::string::npos) << s.message();
   Status st = cache.store(std::string(64, 'd'), "x");
   EXPECT_EQ(st.code(), Code::Unsupported);
@@ -204,6 +211,9 @@ TEST(KernelCacheTest, Environment) {
   setenv("HOME", "/home/someone", 1);
   unsetenv("XDG_CACHE_HOME");
   EXPECT_EQ(KernelCache::fromEnvironment().dir(), "/home/someone/.cache/mscclc");
+  setenv("XDG_CACHE_HOME", "/xdg", 1);
+  EXPECT_EQ(KernelCache::fromEnvironment().dir(), "/xdg/mscclc");
+  unsetenv("XDG_CACHE_HOME");
   // Disabled: store writes nothing, lookup misses.
   TempDir tmp("mscclc-cache-test");
   KernelCache off(tmp.path(), false);
@@ -247,4 +257,286 @@ TEST(NvrtcTest, CompileErrorsCarryTheLog) {
   EXPECT_NE(s.message().find("broken.cu"), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("undeclared_thing"), std::string::npos)
       << s.message();
+}
+
+namespace {
+
+/// A cache (in a fresh private directory) and the key its tests use.
+struct CacheFixture {
+  TempDir tmp{"mscclc-cache-test"};
+  KernelCache cache{tmp.path(), true};
+  std::string key = std::string(64, 'f');
+  std::string path() const { return cache.pathFor(key); }
+  /// A valid entry of `key` holding "binary" (stored, read back, removed).
+  std::string entry() const {
+    EXPECT_TRUE(cache.store(key, "binary").isOk());
+    std::string bytes = mscclc::test::readAll(path());
+    unlink(path().c_str());
+    return bytes;
+  }
+  /// Looks the key up, within a few seconds (a FIFO once blocked forever).
+  Status lookup(bool *hit) {
+    std::string got;
+    auto f = std::async(std::launch::async,
+                        [&] { return cache.lookup(key, &got, hit); });
+    if (f.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+      ADD_FAILURE() << "the lookup hangs";
+      std::abort();
+    }
+    return f.get();
+  }
+};
+
+bool runningAsRoot() { return geteuid() == 0; }
+
+} // namespace
+
+// Hostile entries: a directory aborted on an uncaught exception, a FIFO
+// blocked forever, a symlink to /dev/zero aborted on bad_alloc. Each is now
+// one warning: removed where it can be, and the kernel compiled again.
+TEST(KernelCacheTest, AnEntryThatIsNoRegularFileIsRefused) {
+  struct Case {
+    const char *why;
+    std::function<int(const std::string &)> make;
+    const char *needle;
+    Code code;
+  };
+  const Case cases[] = {
+      {"directory", [](const std::string &p) { return mkdir(p.c_str(), 0700); },
+       "is a directory, not a regular file", Code::Unsupported},
+      {"FIFO", [](const std::string &p) { return mkfifo(p.c_str(), 0600); },
+       "is a FIFO, not a regular file", Code::SystemError},
+      {"symlink to /dev/zero",
+       [](const std::string &p) { return symlink("/dev/zero", p.c_str()); },
+       "is a symbolic link", Code::SystemError},
+  };
+  for (const Case &c : cases) {
+    CacheFixture f;
+    ASSERT_EQ(c.make(f.path()), 0) << c.why;
+    bool hit = true;
+    Status s = f.lookup(&hit);
+    EXPECT_FALSE(hit) << c.why;
+    EXPECT_EQ(s.code(), c.code) << c.why << ": " << s.message();
+    EXPECT_NE(s.message().find(c.needle), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find(f.path()), std::string::npos) << s.message();
+    if (c.code == Code::SystemError) {
+      EXPECT_NE(s.message().find("removed, recompiling"), std::string::npos);
+      struct stat st;
+      EXPECT_NE(lstat(f.path().c_str(), &st), 0) << c.why << ": removed";
+    }
+  }
+}
+
+// A symlink to a valid entry is refused too: an entry's contents run as
+// code, and a link may lead into a directory another user writes.
+TEST(KernelCacheTest, ASymlinkedEntryIsRefused) {
+  CacheFixture f;
+  std::string target = f.tmp / "elsewhere";
+  ASSERT_TRUE(mscclc::test::writeAll(target, f.entry()));
+  ASSERT_EQ(symlink(target.c_str(), f.path().c_str()), 0);
+  bool hit = true;
+  Status s = f.lookup(&hit);
+  EXPECT_FALSE(hit);
+  EXPECT_NE(s.message().find("symbolic link"), std::string::npos) << s.message();
+  // The next store replaces it with an entry of its own.
+  ASSERT_TRUE(f.cache.store(f.key, "binary").isOk());
+  ASSERT_TRUE(f.lookup(&hit).isOk());
+  EXPECT_TRUE(hit);
+}
+
+// An entry others may write, or another user's, is ignored with one
+// warning, removed and compiled again: not fatal, and never run.
+TEST(KernelCacheTest, AnEntryOthersCouldHaveWrittenIsNotRun) {
+  CacheFixture f;
+  ASSERT_TRUE(mscclc::test::writeAll(f.path(), f.entry()));
+  ASSERT_EQ(chmod(f.path().c_str(), 0644), 0);
+  bool hit = false;
+  ASSERT_TRUE(f.lookup(&hit).isOk());
+  EXPECT_TRUE(hit) << "a private entry of this user's is served";
+  ASSERT_EQ(chmod(f.path().c_str(), 0666), 0);
+  Status s = f.lookup(&hit);
+  EXPECT_FALSE(hit);
+  EXPECT_EQ(s.code(), Code::SystemError);
+  EXPECT_NE(s.message().find("writable by group and others (mode 0666)"),
+            std::string::npos)
+      << s.message();
+  if (!runningAsRoot())
+    GTEST_SKIP() << "another user's entry needs root to make";
+  ASSERT_TRUE(mscclc::test::writeAll(f.path(), f.entry()));
+  ASSERT_EQ(chmod(f.path().c_str(), 0644), 0);
+  ASSERT_EQ(chown(f.path().c_str(), 4242, 4242), 0);
+  s = f.lookup(&hit);
+  EXPECT_FALSE(hit);
+  EXPECT_NE(s.message().find("owned by user 4242"), std::string::npos)
+      << s.message();
+}
+
+// Entries are written 0644 whatever the umask: a group-writable one would
+// be refused by the next reader.
+TEST(KernelCacheTest, EntriesAreWrittenPrivateWhateverTheUmask) {
+  CacheFixture f;
+  mode_t old = umask(0);
+  Status s = f.cache.store(f.key, "binary");
+  umask(old);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  struct stat st;
+  ASSERT_EQ(stat(f.path().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0644u);
+}
+
+TEST(KernelCacheTest, ACacheDirectoryOfAnotherUserIsNotUsed) {
+  if (!runningAsRoot())
+    GTEST_SKIP() << "another user's directory needs root to make";
+  CacheFixture f;
+  ASSERT_EQ(chown(f.tmp.path().c_str(), 4242, 4242), 0);
+  bool hit = true;
+  Status s = f.lookup(&hit);
+  EXPECT_EQ(s.code(), Code::Unsupported);
+  EXPECT_NE(s.message().find("owned by user 4242"), std::string::npos)
+      << s.message();
+}
+
+// Without HOME the cache was a /tmp/mscclc-cache shared by every user.
+TEST(KernelCacheTest, WithoutHomeTheCacheIsThisUsersOwnInTmp) {
+  std::string home = getenv("HOME") ? getenv("HOME") : "";
+  unsetenv("MSCCLC_CACHE_DIR");
+  unsetenv("XDG_CACHE_HOME");
+  unsetenv("HOME");
+  KernelCache c = KernelCache::fromEnvironment();
+  if (!home.empty())
+    setenv("HOME", home.c_str(), 1);
+  EXPECT_EQ(c.dir(), "/tmp/mscclc-cache-" + std::to_string(geteuid()));
+  // A symlink of that name (another user's, who made it first) is refused,
+  // even where it leads to a directory of ours.
+  TempDir tmp("mscclc-cache-test");
+  std::string link = tmp / "mscclc-cache-link";
+  ASSERT_EQ(symlink(tmp.path().c_str(), link.c_str()), 0);
+  KernelCache shared(link, true, /*sharedParent=*/true);
+  std::string got;
+  bool hit = true;
+  Status s = shared.lookup(std::string(64, 'a'), &got, &hit);
+  EXPECT_EQ(s.code(), Code::Unsupported);
+  EXPECT_NE(s.message().find("symbolic link"), std::string::npos) << s.message();
+  EXPECT_EQ(shared.store(std::string(64, 'a'), "x").code(), Code::Unsupported);
+  // Made fresh, it is private.
+  KernelCache fresh(tmp / "mscclc-cache-new", true, /*sharedParent=*/true);
+  ASSERT_TRUE(fresh.store(std::string(64, 'a'), "x").isOk());
+  struct stat st;
+  ASSERT_EQ(lstat(fresh.dir().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+}
+
+// The one helper every reader of a file goes through (Files.h).
+TEST(ReadRegularFileTest, RefusesWhatIsNoFileAndWhatIsTooLarge) {
+  TempDir tmp("mscclc-files-test");
+  std::string out;
+  FileRules rules;
+  rules.what = "selection table";
+  rules.maxBytes = 1 << 20;
+  // Present and regular, through a symlink (data files may be links).
+  ASSERT_TRUE(mscclc::test::writeAll(tmp / "ok", "text"));
+  ASSERT_EQ(symlink((tmp / "ok").c_str(), (tmp / "link").c_str()), 0);
+  ASSERT_TRUE(readRegularFile(tmp / "link", rules, &out).isOk());
+  EXPECT_EQ(out, "text");
+  // Missing: an error, or not found where the caller asks.
+  Status s = readRegularFile(tmp / "none", rules, &out);
+  EXPECT_NE(s.message().find("cannot read selection table"), std::string::npos)
+      << s.message();
+  bool found = true;
+  ASSERT_TRUE(readRegularFile(tmp / "none", rules, &out, &found).isOk());
+  EXPECT_FALSE(found);
+  // /dev/zero, a directory, a FIFO: refused at once.
+  s = readRegularFile("/dev/zero", rules, &out);
+  EXPECT_NE(s.message().find("is a character device, not a regular file"),
+            std::string::npos)
+      << s.message();
+  s = readRegularFile(tmp.path(), rules, &out);
+  EXPECT_NE(s.message().find("is a directory"), std::string::npos);
+  ASSERT_EQ(mkfifo((tmp / "fifo").c_str(), 0600), 0);
+  s = readRegularFile(tmp / "fifo", rules, &out);
+  EXPECT_NE(s.message().find("is a FIFO"), std::string::npos) << s.message();
+  // One byte over the limit (a sparse file: no disk used).
+  {
+    std::ofstream big(tmp / "big");
+  }
+  ASSERT_EQ(truncate((tmp / "big").c_str(), (1 << 20) + 1), 0);
+  s = readRegularFile(tmp / "big", rules, &out);
+  EXPECT_NE(s.message().find("more than the limit of 1 MiB for a selection "
+                             "table"),
+            std::string::npos)
+      << s.message();
+  ASSERT_EQ(truncate((tmp / "big").c_str(), 1 << 20), 0);
+  EXPECT_TRUE(readRegularFile(tmp / "big", rules, &out).isOk());
+  EXPECT_EQ(out.size(), size_t(1) << 20);
+}
+
+TEST(ReadRegularFileTest, TrustNamesOwnerAndMode) {
+  EXPECT_EQ(untrustedBecause(geteuid(), 0100644), "");
+  EXPECT_EQ(untrustedBecause(0, 0100755), "");
+  EXPECT_EQ(untrustedBecause(geteuid(), 0100664),
+            "writable by its group (mode 0664)");
+  EXPECT_EQ(untrustedBecause(geteuid(), 040777),
+            "writable by group and others (mode 0777)");
+  if (geteuid() != 4242)
+    EXPECT_NE(untrustedBecause(4242, 0100644).find("owned by user 4242"),
+              std::string::npos);
+  TempDir tmp("mscclc-files-test");
+  std::string program = tmp / "tool";
+  ASSERT_TRUE(mscclc::test::writeAll(program, "#!/bin/sh\n"));
+  ASSERT_EQ(chmod(program.c_str(), 0755), 0);
+  EXPECT_TRUE(checkTrustedFile(program, "compiler").isOk());
+  ASSERT_EQ(chmod(program.c_str(), 0775), 0);
+  Status s = checkTrustedFile(program, "compiler");
+  EXPECT_EQ(s.code(), Code::Unsupported);
+  EXPECT_NE(s.message().find("writable by its group"), std::string::npos)
+      << s.message();
+  ASSERT_EQ(chmod(program.c_str(), 0755), 0);
+  ASSERT_EQ(chmod(tmp.path().c_str(), 0777), 0);
+  s = checkTrustedFile(program, "compiler");
+  EXPECT_NE(s.message().find("the directory of compiler"), std::string::npos)
+      << s.message();
+}
+
+// The compiler the runtime runs (Program.h's findCompiler): one found by
+// searching PATH is run only where no other user can change it or its
+// directory; a relative PATH entry (the working directory) is never
+// searched; one the user names is run, with a warning when others could
+// change it.
+TEST(CompilerTrustTest, SearchSkipsCompilersOthersCouldChange) {
+  TempDir tmp("mscclc-compiler-test");
+  std::string open = tmp / "open", safe = tmp / "safe";
+  for (const std::string &dir : {open, safe}) {
+    ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
+    ASSERT_TRUE(mscclc::test::writeAll(dir + "/mscclc", "#!/bin/sh\n"));
+    ASSERT_EQ(chmod((dir + "/mscclc").c_str(), 0755), 0);
+  }
+  ASSERT_EQ(chmod((open + "/mscclc").c_str(), 0777), 0);
+  std::string oldPath = getenv("PATH") ? getenv("PATH") : "";
+  std::string oldCompiler =
+      getenv("MSCCLC_COMPILER") ? getenv("MSCCLC_COMPILER") : "";
+  unsetenv("MSCCLC_COMPILER");
+  setenv("PATH", (open + ":" + safe).c_str(), 1);
+  std::string found;
+  Status s = findCompiler("", &found);
+  EXPECT_TRUE(s.isOk()) << s.message();
+  EXPECT_EQ(found, safe + "/mscclc") << "the writable one is skipped";
+  // Only the untrusted one, and a relative entry: nothing is found.
+  ASSERT_EQ(chdir(safe.c_str()), 0);
+  setenv("PATH", (open + ":.:").c_str(), 1);
+  s = findCompiler("", &found);
+  EXPECT_EQ(s.code(), Code::InvalidArgument);
+  EXPECT_NE(s.message().find("other users can change are skipped"),
+            std::string::npos)
+      << s.message();
+  // Named by the user: run, the log says why.
+  setenv("MSCCLC_COMPILER", (open + "/mscclc").c_str(), 1);
+  s = findCompiler("", &found);
+  EXPECT_TRUE(s.isOk()) << s.message();
+  EXPECT_EQ(found, open + "/mscclc");
+  ASSERT_EQ(chdir("/"), 0);
+  setenv("PATH", oldPath.c_str(), 1);
+  if (oldCompiler.empty())
+    unsetenv("MSCCLC_COMPILER");
+  else
+    setenv("MSCCLC_COMPILER", oldCompiler.c_str(), 1);
 }

@@ -11,7 +11,10 @@
 #include "mscclc/runtime/TunedTable.h"
 #include "mscclc/runtime/Files.h"
 
+#include "TestFiles.h"
+
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstdlib>
@@ -20,6 +23,7 @@
 #include <functional>
 #include <map>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -179,7 +183,7 @@ TEST(Selection, BadTablesNameFileAndLine) {
   EXPECT_EQ(entryError(R"({"collective": "allreduce", "algorithm": "ar", "arch": "90", "source": "measured"})"),
             "t.json:3: 'arch' must be \"sm_NN\" or a list of them");
   EXPECT_EQ(entryError(R"({"collective": "allreduce", "algorithm": "ar", "instances": 0, "source": "measured"})"),
-            "t.json:3: 'instances' must be an integer in [1, 64]");
+            "t.json:3: 'instances' must be an integer in [1, 64], not 0");
   EXPECT_EQ(entryError(R"({"collective": "allreduce", "algorithm": "ar", "rank": 2, "source": "measured"})"),
             "t.json:3: unknown key 'rank'");
   EXPECT_EQ(tableError(R"({"entries": []})").rfind("t.json:1: expected", 0), 0u);
@@ -190,8 +194,10 @@ TEST(Selection, BadTablesNameFileAndLine) {
       "cat.json", R"({"format": "mscclc-selection", "entries": []})", "t.json", &t);
   EXPECT_EQ(s.message(), "cat.json:3: algorithm x is listed twice");
   s = SelectionTable::load("/nonexistent/algorithms.json", "/nonexistent/t.json", &t);
-  EXPECT_NE(s.message().find("cannot read /nonexistent/algorithms.json"),
-            std::string::npos);
+  EXPECT_NE(s.message().find(
+                "cannot read algorithm catalog /nonexistent/algorithms.json"),
+            std::string::npos)
+      << s.message();
 }
 
 TEST(Selection, DigestFollowsTheText) {
@@ -568,4 +574,215 @@ TEST(Selection, TunedTableServesTheMeasuredWinners) {
   EXPECT_EQ(tunedSelectionTable(base, shape, {}, &text).code(), Code::InvalidArgument);
   samples[0].microseconds = 0;
   EXPECT_EQ(tunedSelectionTable(base, shape, samples, &text).code(), Code::InvalidArgument);
+}
+
+//===----------------------------------------------------------------------===//
+// Damaged tables: the shipped catalog and table, damaged one field at a
+// time, are each refused with the file, the line and the field. A
+// "format" or "source" of another type aborted on an uncaught exception;
+// rank counts past 2^31 wrapped into small ones and were accepted.
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+struct TableDamage {
+  std::string pointer;
+  Json value;
+  std::string needle;
+  bool remove = false;
+};
+
+TableDamage without(std::string pointer, std::string needle) {
+  return {std::move(pointer), nullptr, std::move(needle), true};
+}
+
+Json damaged(const Json &good, const TableDamage &d) {
+  Json bad = good;
+  Json::json_pointer at(d.pointer);
+  Json &parent = bad[at.parent_pointer()];
+  if (d.remove && parent.is_array())
+    parent.erase(std::stoul(at.back()));
+  else if (d.remove)
+    parent.erase(at.back());
+  else
+    bad[at] = d.value;
+  return bad;
+}
+
+/// Damages the catalog (`inCatalog`) or the table; each must be refused
+/// with the needle, naming the damaged file.
+void expectTablesRefused(bool inCatalog, const std::vector<TableDamage> &all) {
+  std::string d = stdlib();
+  std::string catalog, table;
+  ASSERT_TRUE(readFile(d + "/algorithms.json", &catalog).isOk());
+  ASSERT_TRUE(readFile(d + "/selection.json", &table).isOk());
+  Json good = Json::parse(inCatalog ? catalog : table);
+  for (const TableDamage &dmg : all) {
+    std::string text = damaged(good, dmg).dump(1);
+    SelectionTable t;
+    Status s = inCatalog
+                   ? SelectionTable::parse(text, "algorithms.json", table,
+                                           "selection.json", &t)
+                   : SelectionTable::parse(catalog, "algorithms.json", text,
+                                           "selection.json", &t);
+    std::string what = dmg.pointer + (dmg.remove ? " removed" : " = " + dmg.value.dump());
+    EXPECT_FALSE(s.isOk()) << what << ": accepted";
+    EXPECT_NE(s.message().find(dmg.needle), std::string::npos)
+        << what << ": want '" << dmg.needle << "' in: " << s.message();
+    EXPECT_EQ(s.message().rfind(inCatalog ? "algorithms.json:" : "selection.json:", 0), 0u)
+        << what << ": names the file and line: " << s.message();
+  }
+}
+
+const Json kBig = uint64_t(1) << 32;
+
+} // namespace
+
+TEST(SelectionDamage, TableEntries) {
+  expectTablesRefused(
+      false,
+      {
+          {"/format", 5, "expected {\"format\": \"mscclc-selection\""},
+          {"/format", "mscclc-algorithms", "expected {\"format\": \"mscclc-selection\""},
+          {"/entries", Json::object(), "\"entries\": [...]"},
+          {"/entries/0", 5, "an entry must be an object"},
+          {"/entries/0/source", 5, "'source' must be \"measured\" or \"estimated\""},
+          {"/entries/0/source", "guessed", "'source' must be"},
+          {"/entries/0/collective", "foo", "'collective' must name a collective"},
+          {"/entries/0/collective", 0, "'collective' must name a collective"},
+          {"/entries/0/ranks", uint64_t(1) << 32 | 2, "'ranks' must be n or [min, max]"},
+          {"/entries/0/ranks", Json::array({1, uint64_t(1) << 32 | 8}), "'ranks' must be"},
+          {"/entries/0/ranks", Json::array({3, 2}), "'ranks' must be"},
+          {"/entries/0/ranks", 0, "'ranks' must be"},
+          {"/entries/0/ranks", -1, "'ranks' must be"},
+          {"/entries/0/ranks", 65537, "'ranks' must be"},
+          {"/entries/0/ranks", 2.5, "'ranks' must be"},
+          {"/entries/0/nodes", Json::array({0, nullptr}), "'nodes' must be"},
+          {"/entries/0/arch", "sm_x", "'arch' must be \"sm_NN\""},
+          {"/entries/0/arch", "sm_-5", "'arch' must be"},
+          {"/entries/0/arch", Json::array({"sm_90", 5}), "'arch' must be"},
+          {"/entries/0/bytes", Json::array({5, 5}), "'bytes' must be [min, max)"},
+          {"/entries/0/bytes", Json::array({0}), "'bytes' must be"},
+          {"/entries/0/bytes", Json::array({"-1", "2M"}), "'bytes' must be"},
+          {"/entries/0/bytes", Json::array({0, "32Q"}), "'bytes' must be"},
+          {"/entries/0/bytes", Json::array({0, "99999999999T"}), "'bytes' must be"},
+          {"/entries/0/bytes", Json::array({nullptr, 5}), "'bytes' must be"},
+          {"/entries/0/algorithm", "nope", "algorithm 'nope' is not in algorithms.json"},
+          {"/entries/0/algorithm", 5, "'algorithm' is required"},
+          {"/entries/0/algorithm", "allgather_ring",
+           "algorithm allgather_ring computes allgather, the entry is for allreduce"},
+          {"/entries/0/instances", 0, "'instances' must be an integer in [1, 64], not 0"},
+          {"/entries/0/instances", kBig, "'instances' must be an integer in [1, 64], not 4294967296"},
+          {"/entries/0/instances", uint64_t(1) << 63,
+           "'instances' must be an integer in [1, 64], not 9223372036854775808"},
+          {"/entries/0/params", Json::object({{"K", 1}}), "allreduce_1pa has no tunable param 'K'"},
+          {"/entries/8/params", Json::object({{"UNIT", uint64_t(1) << 63}}),
+           "param 'UNIT' must be an integer in [-9223372036854775808, "
+           "9223372036854775807], not 9223372036854775808"},
+          {"/entries/8/params", Json::object({{"UNIT", "1"}}), "param 'UNIT' must be an integer"},
+          {"/entries/8/params", 5, "'params' must be an object of integers"},
+          {"/entries/0/typo", 1, "unknown key 'typo'"},
+          without("/entries/0/algorithm", "'algorithm' is required"),
+          without("/entries/0/collective", "'collective' must name a collective"),
+          without("/entries/0/source", "'source' must be"),
+      });
+}
+
+TEST(SelectionDamage, CatalogAlgorithms) {
+  expectTablesRefused(
+      true,
+      {
+          {"/format", 5, "expected {\"format\": \"mscclc-algorithms\""},
+          {"/algorithms", 5, "expected {\"format\": \"mscclc-algorithms\""},
+          {"/algorithms/0", "x", "an algorithm must be an object"},
+          {"/algorithms/0/name", "", "'name' (a string) is required"},
+          {"/algorithms/0/name", 5, "'name' (a string) is required"},
+          {"/algorithms/1/name", "allreduce_1pa", "algorithm allreduce_1pa is listed twice"},
+          {"/algorithms/0/collective", "foo", "'collective' must name a collective"},
+          {"/algorithms/0/ranks", uint64_t(1) << 32 | 2, "'ranks' must be n or [min, max]"},
+          {"/algorithms/0/ranks", Json::array({2, uint64_t(1) << 32 | 2}), "'ranks' must be"},
+          {"/algorithms/0/nodes", Json::array({0, 1}), "'nodes' must be"},
+          {"/algorithms/0/dtypes", Json::array({"f8zz"}), "'dtypes' names unknown 'f8zz'"},
+          {"/algorithms/0/dtypes", "f32", "'dtypes' must be an array of strings"},
+          {"/algorithms/0/ops", Json::array({"xor"}), "'ops' names unknown 'xor'"},
+          {"/algorithms/0/maxInstances", 0, "'maxInstances' must be an integer in [1, 1024], not 0"},
+          {"/algorithms/0/maxInstances", kBig, "'maxInstances' must be an integer in [1, 1024]"},
+          {"/algorithms/0/countMultiple", 0, "'countMultiple' must be an integer in [1, 1073741824]"},
+          {"/algorithms/0/inPlace", "yes", "'inPlace' must be true or false"},
+          {"/algorithms/0/rootParam", 5, "'rootParam' must be a string"},
+          {"/algorithms/0/params", Json::array({5}), "'params' must be an array of strings"},
+          {"/algorithms/0/typo", 1, "unknown key 'typo'"},
+          without("/algorithms/0/name", "'name' (a string) is required"),
+          without("/algorithms/0/collective", "'collective' must name a collective"),
+      });
+}
+
+// Nesting is bounded before parsing: the tuner prints the table again.
+TEST(SelectionDamage, DeepNestingIsRefused) {
+  std::string deep = "{\"format\": \"mscclc-selection\", \"entries\": [], \"note\": " +
+                     std::string(100000, '[') + std::string(100000, ']') + "}";
+  SelectionTable t;
+  Status s = SelectionTable::parse(kCatalog, "cat.json", deep, "t.json", &t);
+  EXPECT_NE(s.message().find("t.json: JSON nested 100001 deep, more than the limit of 64"),
+            std::string::npos)
+      << s.message();
+  std::string text;
+  TuneShape shape;
+  shape.ranks = 2;
+  shape.arch = 90;
+  TuneSample sample;
+  sample.algorithm = "ar";
+  sample.bytes = 1;
+  sample.microseconds = 1;
+  s = tunedSelectionTable(deep, shape, {sample}, &text);
+  EXPECT_NE(s.message().find("nests JSON 100001 deep"), std::string::npos)
+      << s.message();
+}
+
+// A base table whose note is no string threw out of the tuner.
+TEST(SelectionDamage, TunedTableTakesAnyBaseNote) {
+  TuneShape shape;
+  shape.ranks = 2;
+  shape.arch = 90;
+  TuneSample sample;
+  sample.algorithm = "ar";
+  sample.bytes = 1;
+  sample.microseconds = 1;
+  std::string text;
+  for (const char *note : {"5", "[1]", "null", "{\"a\": 1}"}) {
+    std::string base = std::string("{\"format\": \"mscclc-selection\", \"note\": ") +
+                       note + ", \"entries\": []}";
+    Status s = tunedSelectionTable(base, shape, {sample}, &text);
+    EXPECT_TRUE(s.isOk()) << note << ": " << s.message();
+  }
+  EXPECT_EQ(tunedSelectionTable("[]", shape, {sample}, &text).code(),
+            Code::InvalidArgument);
+}
+
+// The files themselves: a directory, a FIFO or /dev/zero is refused at
+// once, and a table over its limit is refused naming the limit.
+TEST(SelectionDamage, TableFilesAreRegularAndBounded) {
+  std::string d = stdlib();
+  mscclc::test::TempDir tmp("mscclc-selection-test");
+  SelectionTable t;
+  Status s = SelectionTable::load(d + "/algorithms.json", "/dev/zero", &t);
+  EXPECT_NE(s.message().find("selection table /dev/zero is a character device, "
+                             "not a regular file"),
+            std::string::npos)
+      << s.message();
+  s = SelectionTable::load(tmp.path(), d + "/selection.json", &t);
+  EXPECT_NE(s.message().find("algorithm catalog " + tmp.path() + " is a directory"),
+            std::string::npos)
+      << s.message();
+  ASSERT_EQ(mkfifo((tmp / "fifo").c_str(), 0600), 0);
+  s = SelectionTable::load(d + "/algorithms.json", tmp / "fifo", &t);
+  EXPECT_NE(s.message().find("is a FIFO"), std::string::npos) << s.message();
+  { std::ofstream big(tmp / "big.json"); }
+  ASSERT_EQ(truncate((tmp / "big.json").c_str(), (16 << 20) + 1), 0);
+  s = SelectionTable::load(d + "/algorithms.json", tmp / "big.json", &t);
+  EXPECT_NE(s.message().find("more than the limit of 16 MiB for a selection table"),
+            std::string::npos)
+      << s.message();
 }

@@ -19,12 +19,16 @@
 // out the NVRTC version so that a process without NVRTC can look them up.
 //
 // Cache location: MSCCLC_CACHE_DIR, else $XDG_CACHE_HOME/mscclc, else
-// ~/.cache/mscclc. MSCCLC_CACHE=0 turns it off. Entries are written to a
+// $HOME/.cache/mscclc, else (no HOME) /tmp/mscclc-cache-<uid>, which must
+// not be a symlink. MSCCLC_CACHE=0 turns it off. Entries are written to a
 // temporary file and renamed, so concurrent ranks never read half a file;
 // each carries the SHA-256 of its bytes, and one that is truncated or
 // corrupt is removed and recompiled. The directory is made private (0700),
-// and one that another user owns or can write is not used (with a warning):
-// the cache holds GPU code this process runs.
+// and one that a user other than this one or root owns, or that group or
+// others can write, is not used (with a warning): the cache holds GPU code
+// this process runs. Entries are read as Files.h says (regular files of
+// this user's, not symlinks, at most kMaxKernelEntryBytes): any other is
+// removed with a warning and compiled again.
 //
 //===----------------------------------------------------------------------===//
 
@@ -69,8 +73,10 @@ class KernelCache {
 public:
   /// Reads MSCCLC_CACHE and MSCCLC_CACHE_DIR.
   static KernelCache fromEnvironment();
-  KernelCache(std::string dir, bool enabled)
-      : dir_(std::move(dir)), enabled_(enabled) {}
+  /// `sharedParent`: `dir` lies in a directory all users share (/tmp),
+  /// where a symlink of that name would be another user's.
+  KernelCache(std::string dir, bool enabled, bool sharedParent = false)
+      : dir_(std::move(dir)), enabled_(enabled), sharedParent_(sharedParent) {}
 
   bool enabled() const { return enabled_; }
   const std::string &dir() const { return dir_; }
@@ -78,14 +84,18 @@ public:
   /// Unsupported when the directory exists and is not a private one of this
   /// user's (see the file comment).
   Status checkDirectory() const;
-  /// Sets *hit and fills *binary when a valid entry exists; a damaged one
-  /// is removed and reported (a System error: the caller recompiles).
+  /// Sets *hit and fills *binary when a valid entry exists. A damaged one,
+  /// or one that is not a regular file of this user's (Files.h), is
+  /// removed and reported (a System error: the caller recompiles and
+  /// stores); one that cannot be removed (a directory) is Unsupported: the
+  /// caller compiles without the cache.
   Status lookup(const std::string &key, std::string *binary, bool *hit) const;
   Status store(const std::string &key, const std::string &binary) const;
 
 private:
   std::string dir_;
   bool enabled_;
+  bool sharedParent_;
 };
 
 /// Where a cubin came from.

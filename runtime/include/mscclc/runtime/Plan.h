@@ -1,9 +1,12 @@
 //===- Plan.h - The execution plan of a compiled program ------*- C++ -*-===//
 //
 // The typed form of `mscclc --emit=plan` (docs/plan.md). Parsing checks
-// everything the runtime later indexes with: ranks, channel indices, peer
-// indices, wait slots, so a bad plan is an error here and never an
-// out-of-bounds access in the runtime or the kernel.
+// every field (docs/plan.md, "Validation"): what the runtime later indexes
+// with (ranks, channel indices, peer indices, wait slots), every enum, and
+// the fields' relations, so a bad plan is an error here and never an
+// out-of-bounds access, a wrong size or a hang in the runtime or the
+// kernel. Sizes computed from a plan saturate at UINT64_MAX (no memory
+// holds that) instead of wrapping.
 //
 //===----------------------------------------------------------------------===//
 
@@ -83,7 +86,8 @@ struct Plan {
   std::vector<PlanScratch> scratch;
   std::vector<RankPlan> rankPlans;
 
-  /// Elements of the input / output buffers for a collective `count`.
+  /// Elements of the input / output buffers for a collective `count`
+  /// (UINT64_MAX where the product would not fit 64 bits; likewise below).
   uint64_t inputElems(uint64_t count) const;
   uint64_t outputElems(uint64_t count) const;
   /// Bytes of the scratch region for `count` elements of `elemSize` bytes.
@@ -120,8 +124,24 @@ struct Plan {
   Status serves(const std::string &dtype, const std::string &redop) const;
 };
 
-/// Parses and validates a plan.
+/// Parses and validates a plan: every field's type, enum and range, the
+/// relations between fields (ranks and gpusPerNode, chunk counts and the
+/// collective, channels and the uses* flags, reverse channels), each error
+/// naming the field, the value and what is accepted.
 Status parsePlan(const std::string &json, Plan *plan);
+
+/// Whether every kernel the plan names (each rank's, premulKernel) is
+/// defined in `source`, the program's CUDA or HIP source.
+Status checkKernelsDefined(const Plan &plan, const std::string &source);
+
+/// JSON documents the runtime reads (plans, bundles, selection tables) may
+/// nest arrays and objects at most this deep: printing one recurses per
+/// level.
+constexpr int kMaxJsonDepth = 64;
+
+/// How deep arrays and objects nest in JSON `text` (strings skipped); for
+/// text that is no JSON, a number that means nothing.
+int jsonNestingDepth(const std::string &text);
 
 /// Element size of an MSCCLC_DTYPE name, 0 when unknown.
 size_t dtypeSize(const std::string &dtype);
