@@ -8,6 +8,7 @@
 #include "mscclc/mscclc.h"
 
 #include "mscclc/runtime/Bootstrap.h"
+#include "mscclc/runtime/BootstrapWire.h"
 #include "mscclc/runtime/CaptureMode.h"
 #include "mscclc/runtime/Communicator.h"
 #include "mscclc/runtime/Executor.h"
@@ -253,6 +254,8 @@ mscclcResult_t mscclcCommInitRankOnNode(mscclcComm_t *comm, int nranks,
   API_CHECK(comm, "comm must not be NULL");
   *comm = nullptr;
   API_CHECK(nranks >= 1, "nranks must be at least 1");
+  API_CHECK(uint32_t(nranks) <= wire::kMaxRanks,
+            "nranks must be at most 65536");
   API_CHECK(rank >= 0 && rank < nranks, "rank must be in [0, nranks)");
   API_CHECK(node >= -1, "node must be a node number, or -1 for none");
   int device = 0;

@@ -3,6 +3,7 @@
 #include "Dispatch.h"
 #include "Exports.h"
 #include "SelfCalls.h"
+#include "mscclc/runtime/BootstrapWire.h"
 
 #include <algorithm>
 #include <cstring>
@@ -42,6 +43,12 @@ ncclResult_t initRank(const char *fn, ncclComm_t *comm, int nranks,
   if (nranks < 1)
     return fail(ncclInvalidArgument,
                 fmt::format("{}: nranks is {}, at least 1 expected", fn, nranks));
+  // Before anything is allocated per rank (2^31 ranks once ran out of
+  // memory in the bootstrap).
+  if (uint32_t(nranks) > rt::wire::kMaxRanks)
+    return fail(ncclInvalidArgument,
+                fmt::format("{}: nranks is {}, at most {} supported", fn,
+                            nranks, rt::wire::kMaxRanks));
   if (rank < 0 || rank >= nranks)
     return fail(ncclInvalidArgument,
                 fmt::format("{}: rank {} is not in [0, {})", fn, rank, nranks));
