@@ -50,7 +50,8 @@ Status deadlineFromNow(std::string who, Deadline *out) {
   return Status::ok();
 }
 
-/// "rank 3" or, where both neighbours are one rank, "rank 0".
+/// Who an all-gather waits on, for its time-out message: both neighbours,
+/// or the one rank they are in a ring of two.
 std::string neighboursOf(int prevRank, int nextRank) {
   if (prevRank == nextRank)
     return fmt::format("rank {} (both neighbours in the ring)", prevRank);
@@ -59,10 +60,10 @@ std::string neighboursOf(int prevRank, int nextRank) {
                      prevRank, nextRank);
 }
 
-/// Sends `sbuf` on `sfd` while receiving `rbuf` on `rfd`, so a ring of
-/// ranks never blocks with every socket buffer full.
-/// Sends to the next rank of the ring while receiving from the previous
-/// one; errors name the rank whose connection failed.
+/// Sends `sbuf` to the next rank of the ring on `sfd` while receiving
+/// `rbuf` from the previous one on `rfd`, so a ring of ranks never blocks
+/// with every socket buffer full; errors name the rank whose connection
+/// failed.
 Status sendRecv(int sfd, const void *sbuf, size_t ssize, int rfd, void *rbuf,
                 size_t rsize, const Deadline &deadline, int nextRank,
                 int prevRank) {
