@@ -1,7 +1,8 @@
 //===- FuzzSecret.h - The communicator the wire fuzzers pretend to be ----===//
 //
-// The nonce and the secret that BootstrapWireFuzzer and TcpFrameFuzzer
-// expect in hellos; fuzz/collect-seeds.sh writes its seeds with the same.
+// The nonce and the secret of the communicator that BootstrapWireFuzzer
+// and TcpFrameFuzzer prove and check messages under; fuzz/collect-seeds.sh
+// writes its seeds with the same nonce.
 //
 //===----------------------------------------------------------------------===//
 

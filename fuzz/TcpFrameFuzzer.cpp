@@ -2,9 +2,9 @@
 //
 // What a TCP transport peer can send a rank (TcpWire.h), handled as the
 // receiver does. The first byte picks the message: 0, the pair hello that
-// opens a connection (of a communicator with FuzzSecret.h's nonce and
-// secret, for a rank count taken from the next byte); anything else, a
-// stream of frames. Each frame is a selector byte, then a 32-byte FrameHeader, then,
+// follows a connection's handshake (of a communicator with FuzzSecret.h's
+// nonce and secret, for a rank count taken from the next byte; checked as
+// sent and as proven by the harness); anything else, a stream of frames. Each frame is a selector byte, then a 32-byte FrameHeader, then,
 // for data, its bytes. The selector names the window the header's address
 // is relative to (a 4 KiB data window, a 100-byte one or 8 semaphores), so
 // that the fuzzer reaches every edge of the windows without knowing where
@@ -31,18 +31,34 @@ using namespace mscclc::rt::tcpwire;
 namespace {
 
 constexpr uint64_t kSliceBytes = 1024;
-static_assert(sizeof(PairHello::secret) == 32,
-              "FuzzSecret.h holds 32 bytes");
+static_assert(wire::kSecretBytes == 32, "FuzzSecret.h holds 32 bytes");
 
+/// The session the harness proves pair hellos under.
+wire::Session fuzzSession() {
+  wire::Session s;
+  s.secret = secret();
+  s.purpose = wire::Purpose::TcpPair;
+  s.commNonce = kNonce;
+  return s;
+}
+
+/// A pair hello as sent (it must then lack a valid proof, else refused)
+/// and proven by the harness, so that the fields behind the proof are
+/// fuzzed too.
 void checkHello(const uint8_t *data, size_t size) {
   if (size < 1)
     return;
   int nranks = data[0];
+  wire::Session session = fuzzSession();
   PairHello h{};
   memcpy(&h, data + 1, std::min(size - 1, sizeof(h)));
-  if (!checkPairHello(h, kNonce, secret(), nranks) &&
+  if (!checkPairHello(h, session, kNonce, nranks) &&
+      !session.verifyMessage(&h, sizeof(h)))
+    __builtin_trap(); // accepted a hello without its proof
+  session.proveMessage(&h, sizeof(h));
+  if (!checkPairHello(h, session, kNonce, nranks) &&
       (h.rank >= uint32_t(nranks) || h.nonce != kNonce ||
-       h.magic != kPairMagic || memcmp(h.secret, secret(), 32) != 0))
+       h.magic != kPairMagic))
     __builtin_trap(); // accepted a hello it should have refused
 }
 

@@ -63,12 +63,13 @@ if [ -n "$MSCCLC" ]; then
 fi
 
 # The structs of runtime/include/mscclc/runtime/BootstrapWire.h, for 4 ranks
-# on 127.0.0.1; the nonce and the secret are BootstrapWireFuzzer's.
+# on 127.0.0.1; the nonce is BootstrapWireFuzzer's, which proves the hellos
+# and the answer itself (their proofs here are zeros).
 python3 - "$OUT/bootstrap-wire" <<'PY'
 import socket, struct, sys
 out = sys.argv[1]
-magic, version, nonce = 0x4d534343, 2, 0x0123456789abcdef
-secret = bytes(range(32))
+magic, version, nonce = 0x4d534343, 3, 0x0123456789abcdef
+secret, proof = bytes(range(32)), bytes(32)
 def addr(port, family=socket.AF_INET):
     return struct.pack('<HH16s', family, socket.htons(port),
                        socket.inet_aton('127.0.0.1'))
@@ -76,27 +77,30 @@ seeds = {
     'id': b'\0' + struct.pack('<IIQI', magic, version, nonce, 1) +
           addr(29500) + secret,
     'hellos': b'\1' + b''.join(struct.pack('<IIQI', magic, r, nonce, 4) +
-                               addr(40000 + r) + secret for r in range(4)),
+                               addr(40000 + r) + proof for r in range(4)),
     'answer': b'\2' + bytes([4 + 8]) +
               b''.join(addr(40000 + r) for r in range(4)),
-    'ring': b'\3' + struct.pack('<IIQ', magic, 3, nonce) + secret,
+    'ring': b'\3' + struct.pack('<IIQ', magic, 3, nonce) + proof,
+    'challenge': b'\4' + struct.pack('<IIQ', magic, 2, nonce) + bytes(32) +
+                 struct.pack('<II', magic, 2) + bytes(64),
 }
 for name, data in seeds.items():
     open(f'{out}/{name}', 'wb').write(data)
 PY
 
 # The structs of runtime/include/mscclc/runtime/TcpWire.h; the nonce, the
-# secret, the selector bytes and the windows are TcpFrameFuzzer's.
+# selector bytes and the windows are TcpFrameFuzzer's (which proves the
+# hello itself).
 python3 - "$OUT/tcp-frame" <<'PY'
 import struct, sys
 out = sys.argv[1]
-nonce, secret = 0x0123456789abcdef, bytes(range(32))
+nonce, proof = 0x0123456789abcdef, bytes(32)
 def frame(window, kind, offset, size, payload=b''):
     return bytes([window]) + struct.pack('<IIIIQQ', 0x4d535446, kind, 0, 0,
                                          offset, size) + payload
 seeds = {
     'hello': b'\0' + bytes([4]) + struct.pack('<IIQ', 0x4d535450, 1, nonce) +
-             secret,
+             proof,
     'frames': b'\1' + frame(0, 1, 0, 16, bytes(16)) +
               frame(1, 1, 84, 16, bytes(range(16))) + frame(2, 2, 8, 5) +
               frame(0, 3, 0, 0),

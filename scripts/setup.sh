@@ -16,10 +16,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Every build: the runtime (nlohmann-json, fmt) and its unit tests
-# (GoogleTest).
+# (GoogleTest); OpenSSL's libcrypto for the bootstrap's handshakes.
 # rdma-core's headers for the RDMA device probe (libibverbs is opened at
 # run time, never linked).
-PACKAGES=(cmake ninja-build g++ libgtest-dev nlohmann-json3-dev libibverbs-dev)
+PACKAGES=(cmake ninja-build g++ libgtest-dev nlohmann-json3-dev libibverbs-dev
+          libssl-dev)
 CONFIG=(-DMSCCLC_BUILD_COMPILER=ON -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir
         -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit)
 if [ -n "${MSCCLC_COMPILER:-}" ]; then

@@ -8,6 +8,7 @@
 #include "mscclc/mscclc.h"
 
 #include "mscclc/runtime/Bootstrap.h"
+#include "mscclc/runtime/BootstrapWire.h"
 #include "mscclc/runtime/CaptureMode.h"
 #include "mscclc/runtime/Communicator.h"
 #include "mscclc/runtime/Executor.h"

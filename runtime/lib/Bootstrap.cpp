@@ -14,7 +14,10 @@
 #include "mscclc/runtime/Socket.h"
 
 #include <arpa/inet.h>
+#include <algorithm>
 #include <array>
+#include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -38,15 +41,29 @@ namespace {
 
 using namespace net;
 
-Deadline deadlineFromNow() {
-  return Deadline::in(bootstrapTimeoutSeconds(), "bootstrap",
-                      "MSCCLC_BOOTSTRAP_TIMEOUT");
+/// A deadline of MSCCLC_BOOTSTRAP_TIMEOUT seconds from now for `who`; an
+/// error where the variable is malformed.
+Status deadlineFromNow(std::string who, Deadline *out) {
+  double seconds = 0;
+  MSCCLC_TRY(bootstrapTimeout(&seconds));
+  *out = Deadline::in(seconds, std::move(who), "MSCCLC_BOOTSTRAP_TIMEOUT");
+  return Status::ok();
 }
 
-/// Sends `sbuf` on `sfd` while receiving `rbuf` on `rfd`, so a ring of
-/// ranks never blocks with every socket buffer full.
-/// Sends to the next rank of the ring while receiving from the previous
-/// one; errors name the rank whose connection failed.
+/// Who an all-gather waits on, for its time-out message: both neighbours,
+/// or the one rank they are in a ring of two.
+std::string neighboursOf(int prevRank, int nextRank) {
+  if (prevRank == nextRank)
+    return fmt::format("rank {} (both neighbours in the ring)", prevRank);
+  return fmt::format("rank {} (previous in the ring) or rank {} (next), or "
+                     "a rank behind them,",
+                     prevRank, nextRank);
+}
+
+/// Sends `sbuf` to the next rank of the ring on `sfd` while receiving
+/// `rbuf` from the previous one on `rfd`, so a ring of ranks never blocks
+/// with every socket buffer full; errors name the rank whose connection
+/// failed.
 Status sendRecv(int sfd, const void *sbuf, size_t ssize, int rfd, void *rbuf,
                 size_t rsize, const Deadline &deadline, int nextRank,
                 int prevRank) {
@@ -65,11 +82,13 @@ Status sendRecv(int sfd, const void *sbuf, size_t ssize, int rfd, void *rbuf,
     if (r < 0)
       return errnoStatus("poll");
     if (r == 0)
-      return Status(Code::Timeout,
-                    fmt::format("bootstrap all-gather timed out: rank {} or "
-                                "rank {} (or a rank behind them) stopped "
-                                "answering (raise MSCCLC_BOOTSTRAP_TIMEOUT?)",
-                                prevRank, nextRank));
+      return Status(
+          Code::Timeout,
+          fmt::format("{}: an all-gather got no data for {:.0f} s: {} "
+                      "stopped answering (raise MSCCLC_BOOTSTRAP_TIMEOUT if "
+                      "the ranks are slow to get there)",
+                      deadline.who, deadline.seconds,
+                      neighboursOf(prevRank, nextRank)));
     for (int i = 0; i < n; ++i) {
       if (!fds[i].revents)
         continue;
@@ -106,83 +125,188 @@ Status sendRecv(int sfd, const void *sbuf, size_t ssize, int rfd, void *rbuf,
   return Status::ok();
 }
 
-/// The root: collects one Hello per rank, answers with all addresses.
-Status serveRoot(Fd listener, uint64_t nonce,
-                 const std::array<uint8_t, kSecretBytes> &secret) {
-  // Longer than the ranks' deadline: a waiting rank reports the time-out
-  // itself instead of seeing the root hang up.
-  Deadline deadline = deadlineFromNow();
+/// A rank's connection at the root, and its handshake (to prove the
+/// answer).
+struct RankAtRoot {
+  Fd conn;
+  Session session;
+};
+
+/// The root: collects one Hello per rank, answers each with all addresses.
+Status serveRoot(Fd listener, const IdLayout &id) {
+  std::string who = fmt::format("bootstrap root at {}", describe(id.root));
+  Deadline deadline;
+  MSCCLC_TRY(deadlineFromNow(who, &deadline));
+  // Twice the ranks' deadline: a waiting rank reports the time-out itself
+  // instead of seeing the root hang up.
   deadline.at += std::chrono::duration_cast<Clock::duration>(
-      std::chrono::duration<double>(bootstrapTimeoutSeconds()));
-  RootRoster roster(nonce, secret.data());
-  std::vector<Fd> conns;
+      std::chrono::duration<double>(deadline.seconds));
+  RootRoster roster(id.nonce);
+  std::vector<RankAtRoot> ranks;
+  Acceptor acceptor{id.secret, Purpose::Root, id.nonce, kRootWho};
   MSCCLC_TRY(serveFirstFrames(
-      listener.get(), sizeof(Hello), deadline, "bootstrap root",
-      "waiting for ranks at the root",
-      [&](Fd &conn, const char *frame, const std::string &peer, bool *done) {
-        const char *stray = nullptr;
+      listener.get(), acceptor, sizeof(Hello), deadline, who,
+      "waiting for every rank to say hello",
+      [&](OpenedConnection &c, Verdict *verdict) {
         int rank = -1;
-        MSCCLC_TRY(roster.add(frame, sizeof(Hello), &stray, &rank)
-                       .context(fmt::format("the hello from {}", peer)));
-        if (stray) {
-          MSCCLC_LOG(Warn, "bootstrap root: dropped a connection from {}: {}",
-                     peer, stray);
+        MSCCLC_TRY(roster.add(c.session, c.frame, sizeof(Hello),
+                              &verdict->stray, &rank)
+                       .context(fmt::format("the hello from {}", c.peer)));
+        if (verdict->stray)
           return Status::ok();
-        }
-        conns.resize(size_t(roster.nranks()));
-        conns[size_t(rank)] = std::move(conn);
-        *done = roster.complete();
+        ranks.resize(size_t(roster.nranks()));
+        ranks[size_t(rank)] = {std::move(c.conn), c.session};
+        verdict->done = roster.complete();
         return Status::ok();
       }));
-  const std::vector<WireAddr> &addrs = roster.addresses();
-  for (Fd &conn : conns)
-    MSCCLC_TRY(sendAll(conn.get(), addrs.data(),
-                       addrs.size() * sizeof(WireAddr), deadline,
-                       "addresses from the root"));
-  MSCCLC_LOG(Debug, "bootstrap root: {} ranks met", roster.nranks());
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    std::vector<char> answer =
+        encodeAddresses(roster.addresses(), ranks[r].session);
+    MSCCLC_TRY(sendAll(ranks[r].conn.get(), answer.data(), answer.size(),
+                       deadline,
+                       fmt::format("sending the ranks' addresses to rank {}",
+                                   r)));
+  }
+  MSCCLC_LOG(Debug, "{}: {} ranks met", who, roster.nranks());
   return Status::ok();
 }
 
-void startRootThread(Fd listener, const IdLayout &id) {
-  std::array<uint8_t, kSecretBytes> secret;
-  memcpy(secret.data(), id.secret, kSecretBytes);
-  std::thread([l = std::move(listener), nonce = id.nonce, secret]() mutable {
-    Status s = serveRoot(std::move(l), nonce, secret);
+/// The most roots that createUniqueId keeps waiting for their ranks at
+/// once in a process. Each holds a thread and a listening socket until its
+/// ranks came or twice MSCCLC_BOOTSTRAP_TIMEOUT passed, so ids made and
+/// never used (a loop calling ncclGetUniqueId) must not add up without
+/// bound.
+constexpr int kMaxWaitingRoots = 256;
+std::atomic<int> waitingRoots{0};
+
+/// Counts a root that createUniqueId is about to start; an error once
+/// kMaxWaitingRoots are waiting.
+Status reserveRoot() {
+  int now = waitingRoots.fetch_add(1);
+  if (now < kMaxWaitingRoots)
+    return Status::ok();
+  waitingRoots.fetch_sub(1);
+  return Status(
+      Code::SystemError,
+      fmt::format("bootstrap: {} unique ids of this process are still "
+                  "waiting for their ranks (each root waits twice "
+                  "MSCCLC_BOOTSTRAP_TIMEOUT for them): make an id only for "
+                  "a communicator that is then initialised, or wait for the "
+                  "unused ones to expire",
+                  kMaxWaitingRoots));
+}
+
+/// Runs the root on its own thread; `counted`: it holds one of the
+/// reserveRoot() places, given back when it ends.
+void startRootThread(Fd listener, const IdLayout &id, bool counted) {
+  std::thread([l = std::move(listener), id, counted]() mutable {
+    Status s = serveRoot(std::move(l), id);
     if (!s.isOk())
-      MSCCLC_LOG(Error, "bootstrap root: {}", s.message());
+      MSCCLC_LOG(Error, "{}", s.message());
+    if (counted)
+      waitingRoots.fetch_sub(1);
   }).detach();
 }
 
-/// The shortest MSCCLC_BOOTSTRAP_SECRET taken: 32 characters hold 128
-/// random bits as hex digits.
-constexpr size_t kMinEnvSecretChars = 32;
+/// The least randomness MSCCLC_BOOTSTRAP_SECRET must carry: guessing it
+/// offline from a handshake seen on the network must stay out of reach.
+constexpr size_t kMinSecretBits = 128;
+/// Fewer different characters than this is no random string of that
+/// length (32 random hex digits have 14 on average; 8 or fewer comes once
+/// in about 10^9): a typed word or a pattern.
+constexpr size_t kMinDistinctSecretChars = 9;
+
+/// Why `value` is no acceptable MSCCLC_BOOTSTRAP_SECRET, or null. The rule
+/// (docs/runtime.md, "Security"): hex digits count 4 bits each, else
+/// base64 characters 6 bits each (trailing '=' ignored), and they must add
+/// up to 128 bits or more; the value must hold at least 9 different
+/// characters and must not be one piece repeated. Randomness cannot be
+/// measured: this refuses what is certainly not random, such as 32 times
+/// 'a', a word, or "0123456789abcdef" twice.
+const char *weakSecretReason(const std::string &value) {
+  std::string body = value;
+  while (!body.empty() && body.back() == '=')
+    body.pop_back();
+  auto all = [&](auto isMember) {
+    return std::all_of(body.begin(), body.end(),
+                       [&](char c) { return isMember((unsigned char)c); });
+  };
+  auto isBase64 = [](unsigned char c) {
+    return isalnum(c) || c == '+' || c == '/' || c == '-' || c == '_';
+  };
+  size_t bitsPerChar = all([](unsigned char c) { return isxdigit(c); }) ? 4
+                       : all(isBase64)                                   ? 6
+                                                                         : 0;
+  if (bitsPerChar == 0)
+    return "holds characters that are neither hex digits nor base64";
+  if (body.size() * bitsPerChar < kMinSecretBits)
+    return "is too short";
+  std::string distinct = body;
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()),
+                 distinct.end());
+  if (distinct.size() < kMinDistinctSecretChars)
+    return "has too few different characters to be random";
+  for (size_t period = 1; period <= body.size() / 2; ++period)
+    if (body.size() % period == 0 &&
+        body.compare(period, std::string::npos, body, 0,
+                     body.size() - period) == 0)
+      return "is one piece repeated";
+  return nullptr;
+}
+
+/// Whether MSCCLC_BOOTSTRAP_ALLOW_NO_SECRET lets an address id go without
+/// a secret ("1" yes; unset, empty or "0" no; anything else an error).
+Status noSecretAllowed(bool *allowed) {
+  const char *env = getenv("MSCCLC_BOOTSTRAP_ALLOW_NO_SECRET");
+  std::string value = env ? env : "";
+  *allowed = value == "1";
+  if (value.empty() || value == "0" || value == "1")
+    return Status::ok();
+  return invalidArgument(fmt::format(
+      "MSCCLC_BOOTSTRAP_ALLOW_NO_SECRET='{}': expected 1 (allow an id made "
+      "from an address without a secret) or 0",
+      value));
+}
 
 /// The secret of an id made from an address: the SHA-256 of the address
 /// and MSCCLC_BOOTSTRAP_SECRET, so every rank given the same variable
-/// derives it, and a secret seen on the wire of one root gives away neither
-/// the variable nor another root's secret. Without the variable it follows
-/// from the address alone: anyone who reaches the root can join, which is
-/// said once per process.
+/// derives it, and a root's secret gives away neither the variable nor
+/// another root's secret. Without the variable anyone who reaches the
+/// address could join: refused unless MSCCLC_BOOTSTRAP_ALLOW_NO_SECRET=1.
 Status addressSecret(const WireAddr &root, uint8_t out[kSecretBytes]) {
   const char *env = getenv("MSCCLC_BOOTSTRAP_SECRET");
   Sha256 h;
   h.field("mscclc bootstrap secret v2");
   h.field(describe(root));
   if (env && *env) {
-    size_t length = strlen(env);
-    if (length < kMinEnvSecretChars)
+    if (const char *weak = weakSecretReason(env))
       return invalidArgument(fmt::format(
-          "MSCCLC_BOOTSTRAP_SECRET has {} characters, at least {} expected "
-          "(128 random bits, e.g. from `openssl rand -hex 16`)",
-          length, kMinEnvSecretChars));
-    h.field(std::string(env, length));
+          "MSCCLC_BOOTSTRAP_SECRET {}: it must hold at least {} random "
+          "bits, written as {} or more hex digits or {} or more base64 "
+          "characters with at least {} different ones, e.g. the output of "
+          "`openssl rand -hex 16`",
+          weak, kMinSecretBits, kMinSecretBits / 4, (kMinSecretBits + 5) / 6,
+          kMinDistinctSecretChars));
+    h.field(env);
   } else {
+    bool allowed = false;
+    MSCCLC_TRY(noSecretAllowed(&allowed));
+    if (!allowed)
+      return invalidArgument(fmt::format(
+          "bootstrap: an id made from the address {} needs a secret, else "
+          "any process that reaches that address can join the "
+          "communicator: set MSCCLC_BOOTSTRAP_SECRET to the same random "
+          "value on every rank (e.g. `export MSCCLC_BOOTSTRAP_SECRET=$(openssl "
+          "rand -hex 16)` in the launcher), or set "
+          "MSCCLC_BOOTSTRAP_ALLOW_NO_SECRET=1 to go without one",
+          describe(root)));
     static std::once_flag warned;
     std::call_once(warned, [&] {
       MSCCLC_LOG(Warn,
-                 "bootstrap: MSCCLC_BOOTSTRAP_SECRET is not set: any process "
-                 "that reaches {} can join the communicator (have the "
-                 "launcher set it to the same random value on every rank)",
+                 "bootstrap: MSCCLC_BOOTSTRAP_ALLOW_NO_SECRET=1 and no "
+                 "MSCCLC_BOOTSTRAP_SECRET: any process that reaches {} can "
+                 "join the communicator",
                  describe(root));
     });
   }
@@ -263,11 +387,34 @@ Status randomBytes(void *out, size_t size) {
   return Status::ok();
 }
 
-double bootstrapTimeoutSeconds() {
+Status parseBootstrapTimeout(const char *text, double *seconds) {
+  *seconds = kDefaultBootstrapTimeoutSeconds;
+  if (!text)
+    return Status::ok();
+  auto refuse = [&](const char *why) {
+    return invalidArgument(fmt::format(
+        "MSCCLC_BOOTSTRAP_TIMEOUT='{}' {}: expected a whole number of "
+        "seconds from {} to {} (unset: {})",
+        text, why, kMinBootstrapTimeoutSeconds, kMaxBootstrapTimeoutSeconds,
+        kDefaultBootstrapTimeoutSeconds));
+  };
+  if (!isdigit((unsigned char)text[0]))
+    return refuse("is not a number");
+  errno = 0;
+  char *end = nullptr;
+  unsigned long long value = strtoull(text, &end, 10);
+  if (*end)
+    return refuse("is not a whole number");
+  if (errno == ERANGE || value < kMinBootstrapTimeoutSeconds ||
+      value > kMaxBootstrapTimeoutSeconds)
+    return refuse("is out of range");
+  *seconds = double(value);
+  return Status::ok();
+}
+
+Status bootstrapTimeout(double *seconds) {
   // Read on every call (setup only): tests and tools may change it.
-  const char *env = getenv("MSCCLC_BOOTSTRAP_TIMEOUT");
-  double v = env ? atof(env) : 0;
-  return v > 0 ? v : 120.0;
+  return parseBootstrapTimeout(getenv("MSCCLC_BOOTSTRAP_TIMEOUT"), seconds);
 }
 
 std::string describeUniqueId(const UniqueId &id) {
@@ -318,40 +465,121 @@ Status uniqueIdFromAddress(const std::string &hostPort, UniqueId *id) {
 Status createUniqueId(UniqueId *id) {
   if (const char *env = getenv("MSCCLC_COMM_ID"); env && *env)
     return uniqueIdFromAddress(env, id);
+  double seconds = 0;
+  MSCCLC_TRY(bootstrapTimeout(&seconds));
   WireAddr addr;
   MSCCLC_TRY(defaultRootAddr(&addr));
   addr.port = 0;
+  MSCCLC_TRY(reserveRoot());
   Fd listener;
   WireAddr bound;
-  MSCCLC_TRY(listenOn(addr, &listener, &bound));
-  memset(id->bytes, 0, sizeof(id->bytes));
   IdLayout l{};
+  Status s = listenOn(addr, &listener, &bound);
+  if (s.isOk())
+    s = randomBytes(&l.nonce, sizeof(l.nonce));
+  if (s.isOk())
+    s = randomBytes(l.secret, sizeof(l.secret));
+  if (!s.isOk()) {
+    waitingRoots.fetch_sub(1);
+    return s;
+  }
+  memset(id->bytes, 0, sizeof(id->bytes));
   l.magic = kMagic;
   l.version = kVersion;
-  MSCCLC_TRY(randomBytes(&l.nonce, sizeof(l.nonce)));
-  MSCCLC_TRY(randomBytes(l.secret, sizeof(l.secret)));
   l.root = bound;
   memcpy(id->bytes, &l, sizeof(l));
   MSCCLC_LOG(Info, "bootstrap root listening at {}", describe(bound));
-  startRootThread(std::move(listener), l);
+  startRootThread(std::move(listener), l, /*counted=*/true);
   return Status::ok();
 }
 
+namespace {
+
+/// Joins at the root: the handshake, this rank's hello, and the root's
+/// answer, every rank's listening address.
+Status joinAtRoot(const IdLayout &l, int rank, int nranks,
+                  const Deadline &deadline, Fd &root, const WireAddr &listening,
+                  std::vector<WireAddr> *addrs) {
+  std::string atRoot = fmt::format("the root at {}", describe(l.root));
+  Session session;
+  MSCCLC_TRY(openHandshake(root.get(), l.secret, Purpose::Root, l.nonce,
+                           kRootWho, deadline, atRoot, &session));
+  Hello hello{kMagic, uint32_t(rank), l.nonce, uint32_t(nranks), listening,
+              {}};
+  session.proveMessage(&hello, sizeof(hello));
+  MSCCLC_TRY(sendAll(root.get(), &hello, sizeof(hello), deadline,
+                     fmt::format("sending this rank's hello to {}", atRoot)));
+  std::vector<char> answer(size_t(nranks) * sizeof(WireAddr) + kProofBytes);
+  MSCCLC_TRY(recvAll(
+      root.get(), answer.data(), answer.size(), deadline,
+      fmt::format("receiving the {} ranks' addresses from {}", nranks,
+                  atRoot)));
+  return decodeAddresses(answer.data(), answer.size(), nranks, session, addrs);
+}
+
+/// Connects to the next rank of the ring at `where`: the handshake, then
+/// this rank's ring hello.
+Status connectToNext(const IdLayout &l, int rank, int nranks,
+                     const WireAddr &where, const Deadline &deadline,
+                     Fd *next) {
+  int nextRank = (rank + 1) % nranks;
+  std::string peer = fmt::format("rank {} at {}", nextRank, describe(where));
+  MSCCLC_TRY(connectTo(where, deadline, next));
+  Session session;
+  MSCCLC_TRY(openHandshake(next->get(), l.secret, Purpose::Ring, l.nonce,
+                           uint32_t(nextRank), deadline, peer, &session));
+  RingHello hello{kMagic, uint32_t(rank), l.nonce, {}};
+  session.proveMessage(&hello, sizeof(hello));
+  return sendAll(next->get(), &hello, sizeof(hello), deadline,
+                 fmt::format("sending the ring hello to {}", peer));
+}
+
+/// Takes the previous rank's connection on `listener`, dropping strangers.
+Status acceptPrevious(const IdLayout &l, int rank, int nranks, int listener,
+                      const Deadline &deadline, Fd *prev) {
+  int expected = (rank + nranks - 1) % nranks;
+  Acceptor acceptor{l.secret, Purpose::Ring, l.nonce, uint32_t(rank)};
+  return serveFirstFrames(
+      listener, acceptor, sizeof(RingHello), deadline, deadline.who,
+      fmt::format("waiting for rank {} (previous in the ring) to connect",
+                  expected)
+          .c_str(),
+      [&](OpenedConnection &c, Verdict *verdict) {
+        verdict->stray = checkRingHello(c.frame, sizeof(RingHello),
+                                        c.session, l.nonce, expected);
+        if (verdict->stray)
+          return Status::ok();
+        *prev = std::move(c.conn);
+        verdict->done = true;
+        return Status::ok();
+      });
+}
+
+} // namespace
+
 Status Bootstrap::create(const UniqueId &id, int rank, int nranks,
                          std::unique_ptr<Bootstrap> *out) {
-  IdLayout l;
-  MSCCLC_TRY(decodeUniqueId(id, &l));
-  if (nranks < 1 || rank < 0 || rank >= nranks)
+  // Before anything is allocated per rank.
+  if (nranks < 1 || uint32_t(nranks) > kMaxRanks)
+    return invalidArgument(fmt::format(
+        "bootstrap: {} ranks: a communicator has 1 to {} ranks", nranks,
+        kMaxRanks));
+  if (rank < 0 || rank >= nranks)
     return invalidArgument(
         fmt::format("rank {} out of range for {} ranks", rank, nranks));
-  Deadline deadline = deadlineFromNow();
+  IdLayout l;
+  MSCCLC_TRY(decodeUniqueId(id, &l));
+  Deadline deadline;
+  MSCCLC_TRY(deadlineFromNow(fmt::format("bootstrap rank {}", rank),
+                             &deadline));
 
   if ((l.flags & kFlagRank0HostsRoot) && rank == 0) {
     Fd listener;
     WireAddr bound;
     MSCCLC_TRY(listenOn(l.root, &listener, &bound)
-                   .context("rank 0 hosting the bootstrap root"));
-    startRootThread(std::move(listener), l);
+                   .context("rank 0 hosting the bootstrap root (is another "
+                            "process listening on that port?)"));
+    startRootThread(std::move(listener), l, /*counted=*/false);
   }
 
   std::unique_ptr<Bootstrap> b(new Bootstrap(rank, nranks));
@@ -367,43 +595,30 @@ Status Bootstrap::create(const UniqueId &id, int rank, int nranks,
   WireAddr bound;
   MSCCLC_TRY(listenOn(mine, &listener, &bound));
   b->listenAddr_ = std::make_unique<WireAddr>(mine);
-
-  Hello hello{kMagic, uint32_t(rank), l.nonce, uint32_t(nranks), bound, {}};
-  memcpy(hello.secret, l.secret, kSecretBytes);
-  MSCCLC_TRY(sendAll(root.get(), &hello, sizeof(hello), deadline,
-                     "hello to the root"));
-  std::vector<char> answer(size_t(nranks) * sizeof(WireAddr));
-  MSCCLC_TRY(recvAll(root.get(), answer.data(), answer.size(), deadline,
-                     "addresses from the root"));
   std::vector<WireAddr> addrs;
-  MSCCLC_TRY(decodeAddresses(answer.data(), answer.size(), nranks, &addrs));
+  MSCCLC_TRY(joinAtRoot(l, rank, nranks, deadline, root, bound, &addrs));
   root.reset();
 
   if (nranks > 1) {
-    Fd next;
-    MSCCLC_TRY(connectTo(addrs[size_t((rank + 1) % nranks)], deadline, &next));
-    RingHello rh{kMagic, uint32_t(rank), l.nonce, {}};
-    memcpy(rh.secret, l.secret, kSecretBytes);
-    MSCCLC_TRY(sendAll(next.get(), &rh, sizeof(rh), deadline,
-                       "hello to the next rank"));
-    int expected = (rank + nranks - 1) % nranks;
-    std::string who = fmt::format("bootstrap rank {}", rank);
-    Fd prev;
-    MSCCLC_TRY(serveFirstFrames(
-        listener.get(), sizeof(RingHello), deadline, who.c_str(),
-        "waiting for the previous rank",
-        [&](Fd &conn, const char *frame, const std::string &peer,
-            bool *done) {
-          if (const char *stray = checkRingHello(frame, sizeof(RingHello),
-                                                 l.nonce, l.secret, expected)) {
-            MSCCLC_LOG(Warn, "{}: dropped a connection from {}: {}", who,
-                       peer, stray);
-            return Status::ok();
-          }
-          prev = std::move(conn);
-          *done = true;
-          return Status::ok();
-        }));
+    // Every rank connects to its next one while taking its previous one:
+    // each waits for the other's answer, so neither may wait for the
+    // other side to finish first.
+    Fd next, prev;
+    Status connected;
+    std::thread connector([&] {
+      connected = connectToNext(l, rank, nranks,
+                                addrs[size_t((rank + 1) % nranks)], deadline,
+                                &next);
+      // A failed connection fails the ring: stop waiting for the previous
+      // rank too (accept then fails at once) instead of until the deadline.
+      if (!connected.isOk())
+        ::shutdown(listener.get(), SHUT_RDWR);
+    });
+    Status accepted =
+        acceptPrevious(l, rank, nranks, listener.get(), deadline, &prev);
+    connector.join();
+    MSCCLC_TRY(connected);
+    MSCCLC_TRY(accepted);
     b->prev_ = prev.release();
     b->next_ = next.release();
   }
@@ -426,7 +641,9 @@ Bootstrap::~Bootstrap() {
 Status Bootstrap::allGather(void *data, size_t bytesPerRank) {
   if (nranks_ == 1 || bytesPerRank == 0)
     return Status::ok();
-  Deadline deadline = deadlineFromNow();
+  Deadline deadline;
+  MSCCLC_TRY(deadlineFromNow(fmt::format("bootstrap rank {}", rank_),
+                             &deadline));
   auto *base = static_cast<char *>(data);
   for (int step = 0; step < nranks_ - 1; ++step) {
     int sendIdx = (rank_ - step + nranks_) % nranks_;

@@ -53,10 +53,20 @@ private:
   net::Fd fd_;
 };
 
-PairHello helloOf(const Bootstrap &b) {
-  PairHello h{kPairMagic, uint32_t(b.rank()), b.nonce(), {}};
-  memcpy(h.secret, b.secret(), sizeof(h.secret));
-  return h;
+/// Connects to the higher rank `peer` at `where`: the handshake, then this
+/// rank's pair hello.
+Status connectToPeer(const Bootstrap &b, int peer, const wire::WireAddr &where,
+                     const net::Deadline &d, net::Fd *out) {
+  std::string name = fmt::format("rank {} at {}", peer, net::describe(where));
+  MSCCLC_TRY(net::connectTo(where, d, out)
+                 .context(fmt::format("connecting to rank {}", peer)));
+  wire::Session session;
+  MSCCLC_TRY(net::openHandshake(out->get(), b.secret(), wire::Purpose::TcpPair,
+                                b.nonce(), uint32_t(peer), d, name, &session));
+  PairHello mine{kPairMagic, uint32_t(b.rank()), b.nonce(), {}};
+  session.proveMessage(&mine, sizeof(mine));
+  return net::sendAll(out->get(), &mine, sizeof(mine), d,
+                      fmt::format("sending the pair hello to {}", name));
 }
 
 } // namespace
@@ -90,7 +100,6 @@ Status connectSocketStreams(Bootstrap &b, const std::vector<int> &peers,
   std::string who = fmt::format("tcp transport (rank {})", rank);
   net::Deadline d = net::Deadline::in(timeoutSeconds, who.c_str(),
                                       "MSCCLC_TRANSPORT_TIMEOUT");
-  PairHello mine = helloOf(b);
   std::map<int, net::Fd> fds;
   // Higher peers first: the highest rank only accepts, so every rank's
   // connects are answered (by induction from the top).
@@ -99,45 +108,27 @@ Status connectSocketStreams(Bootstrap &b, const std::vector<int> &peers,
       continue;
     MSCCLC_TRY(wire::checkAddress(addrs[size_t(p)])
                    .context(fmt::format("{}: rank {}'s address", who, p)));
-    net::Fd fd;
-    std::string what = fmt::format("connecting to rank {}", p);
-    MSCCLC_TRY(net::connectTo(addrs[size_t(p)], d, &fd).context(what));
-    MSCCLC_TRY(net::sendAll(fd.get(), &mine, sizeof(mine), d, what));
-    PairHello theirs;
-    MSCCLC_TRY(net::recvAll(fd.get(), &theirs, sizeof(theirs), d,
-                            fmt::format("waiting for rank {}'s hello", p)));
-    const char *bad = checkPairHello(theirs, b.nonce(), b.secret(), nranks);
-    if (!bad && theirs.rank != uint32_t(p))
-      bad = "another rank answered";
-    if (bad)
-      return systemError(fmt::format(
-          "{}: the answer at rank {}'s address is not rank {}'s: {}", who, p, p,
-          bad));
-    fds[p] = std::move(fd);
+    MSCCLC_TRY(connectToPeer(b, p, addrs[size_t(p)], d, &fds[p]));
   }
   size_t lower = size_t(
       std::count_if(want.begin(), want.end(), [&](int p) { return p < rank; }));
+  net::Acceptor acceptor{b.secret(), wire::Purpose::TcpPair, b.nonce(),
+                         uint32_t(rank)};
   if (lower > 0)
     MSCCLC_TRY(net::serveFirstFrames(
-        listener.get(), sizeof(PairHello), d, who.c_str(),
+        listener.get(), acceptor, sizeof(PairHello), d, who,
         "waiting for lower ranks' connections",
-        [&](net::Fd &conn, const char *frame, const std::string &peer,
-            bool *done) {
+        [&](net::OpenedConnection &c, net::Verdict *verdict) {
           PairHello h;
-          memcpy(&h, frame, sizeof(h));
-          const char *bad = checkPairHello(h, b.nonce(), b.secret(), nranks);
-          int p = bad ? -1 : int(h.rank);
-          if (!bad && (p >= rank || !want.count(p) || fds.count(p)))
-            bad = "a rank not expected here";
-          if (bad) {
-            MSCCLC_LOG(Warn, "{}: dropped a connection from {}: {}", who, peer,
-                       bad);
+          memcpy(&h, c.frame, sizeof(h));
+          verdict->stray = checkPairHello(h, c.session, b.nonce(), nranks);
+          int p = int(h.rank);
+          if (!verdict->stray && (p >= rank || !want.count(p) || fds.count(p)))
+            verdict->stray = "a rank not expected here";
+          if (verdict->stray)
             return Status::ok();
-          }
-          MSCCLC_TRY(net::sendAll(conn.get(), &mine, sizeof(mine), d,
-                                  fmt::format("answering rank {}", p)));
-          fds[p] = std::move(conn);
-          *done = fds.size() == want.size();
+          fds[p] = std::move(c.conn);
+          verdict->done = fds.size() == want.size();
           return Status::ok();
         }));
   for (auto &[p, fd] : fds)

@@ -1,8 +1,10 @@
-//===- Socket.cpp - TCP sockets with deadlines ----------------------------===//
+//===- Socket.cpp - TCP sockets with deadlines and handshakes -------------===//
 
 #include "mscclc/runtime/Socket.h"
+#include "mscclc/runtime/Bootstrap.h"
 #include "mscclc/runtime/Log.h"
 
+#include <algorithm>
 #include <arpa/inet.h>
 #include <cerrno>
 #include <cstring>
@@ -23,12 +25,12 @@ void Fd::reset(int fd) {
   fd_ = fd;
 }
 
-Deadline Deadline::in(double seconds, const char *who, const char *knob) {
+Deadline Deadline::in(double seconds, std::string who, const char *knob) {
   Deadline d;
   d.at = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                             std::chrono::duration<double>(seconds));
   d.seconds = seconds;
-  d.who = who;
+  d.who = std::move(who);
   d.knob = knob;
   return d;
 }
@@ -46,8 +48,9 @@ int Deadline::remainingMs() const { return msUntil(at); }
 
 Status Deadline::timeout(const std::string &what) const {
   return Status(Code::Timeout,
-                fmt::format("{} timed out {} (after {:.0f} s; raise {}?)", who,
-                            what, seconds, knob));
+                fmt::format("{}: {} timed out after {:.0f} s (raise {} if the "
+                            "peers are slow to start)",
+                            who, what, seconds, knob));
 }
 
 Status errnoStatus(const std::string &what) {
@@ -152,7 +155,10 @@ Status recvAll(int fd, void *data, size_t size, const Deadline &deadline,
       continue;
     }
     if (n == 0)
-      return systemError(fmt::format("connection closed by peer {}", what));
+      return systemError(fmt::format(
+          "{}: the other end closed the connection (did its process stop, "
+          "or refuse this one?)",
+          what));
     if (errno == EINTR)
       continue;
     if (errno == EAGAIN || errno == EWOULDBLOCK) {
@@ -164,9 +170,6 @@ Status recvAll(int fd, void *data, size_t size, const Deadline &deadline,
   return Status::ok();
 }
 
-/// Sends `sbuf` on `sfd` while receiving `rbuf` on `rfd`, so a ring of
-/// ranks never blocks with every socket buffer full.
-/// Sends to the next rank of the ring while receiving from the previous
 Status listenOn(const WireAddr &addr, Fd *out, WireAddr *bound) {
   sockaddr_storage ss;
   socklen_t len = toSockaddr(addr, &ss);
@@ -208,7 +211,8 @@ Status connectTo(const WireAddr &addr, const Deadline &deadline, Fd *out) {
     if (deadline.remainingMs() == 0)
       return Status(Code::Timeout,
                     fmt::format("{}: nobody listens at {} after {:.0f} s (is "
-                                "the peer up? {})",
+                                "the peer up? raise {} if it is slow to "
+                                "start)",
                                 deadline.who, describe(addr), deadline.seconds,
                                 deadline.knob));
     std::this_thread::sleep_for(std::chrono::milliseconds(delayMs));
@@ -224,39 +228,158 @@ std::string peerOf(int fd) {
   return describe(fromSockaddr(reinterpret_cast<sockaddr *>(&ss)));
 }
 
-/// Connections whose opening frame has not all come yet: at most this
-/// many at once (a flood of connections costs bounded memory; the oldest
-/// makes room for a new one).
+Status openHandshake(int fd, const uint8_t *secret, wire::Purpose purpose,
+                     uint64_t commNonce, uint32_t expectedWho,
+                     const Deadline &deadline, const std::string &peer,
+                     wire::Session *session) {
+  session->secret = secret;
+  session->purpose = purpose;
+  session->commNonce = commNonce;
+  MSCCLC_TRY(randomBytes(session->connectorRandom, wire::kRandomBytes));
+  wire::Challenge challenge =
+      wire::makeChallenge(purpose, commNonce, session->connectorRandom);
+  MSCCLC_TRY(sendAll(fd, &challenge, sizeof(challenge), deadline,
+                     fmt::format("sending the handshake to {}", peer)));
+  wire::ChallengeAnswer answer;
+  MSCCLC_TRY(recvAll(fd, &answer, sizeof(answer), deadline,
+                     fmt::format("waiting for {} to answer the handshake",
+                                 peer)));
+  if (const char *wrong =
+          wire::checkChallengeAnswer(answer, expectedWho, session))
+    return Status(
+        Code::SystemError,
+        fmt::format("{}: the process at {} is not the one expected there: "
+                    "{}; nothing was sent to it (another program listening "
+                    "on that port, a stale process of an earlier run, or "
+                    "ranks given different ids or MSCCLC_BOOTSTRAP_SECRET "
+                    "values?)",
+                    deadline.who, peer, wrong));
+  return Status::ok();
+}
+
 namespace {
+
 /// Connections whose opening frame has not all come yet: at most this
 /// many at once (a flood of connections costs bounded memory; the oldest
 /// makes room for a new one).
 constexpr size_t kMaxPendingConnections = 64;
 
+/// How often the refused connections are summed up in the log.
+constexpr auto kStrangerLogInterval = std::chrono::seconds(10);
+
+/// Refused connections (strangers, and peers that went silent or closed
+/// early), logged once per interval with a count: a flood of them makes a
+/// line every few seconds, not one each. The first is logged at once, with
+/// its reason, since a lone one is more often a misconfigured rank than an
+/// attack.
+class StrangerLog {
+public:
+  explicit StrangerLog(const std::string &who) : who_(who) {}
+  ~StrangerLog() { report(); }
+
+  void refused(const std::string &peer, const std::string &why) {
+    Clock::time_point now = Clock::now();
+    if (!anyYet_) {
+      anyYet_ = true;
+      lastReport_ = now;
+      MSCCLC_LOG(Warn,
+                 "{}: refused a connection from {}: {} (more refusals are "
+                 "counted and logged every {} s)",
+                 who_, peer, why, kStrangerLogInterval.count());
+      return;
+    }
+    ++unreported_;
+    lastPeer_ = peer;
+    lastWhy_ = why;
+    if (now - lastReport_ >= kStrangerLogInterval)
+      report();
+  }
+
+private:
+  void report() {
+    if (unreported_ == 0)
+      return;
+    double seconds =
+        std::chrono::duration<double>(Clock::now() - lastReport_).count();
+    MSCCLC_LOG(Warn,
+               "{}: refused {} more connection{} in the last {:.0f} s (the "
+               "last from {}: {})",
+               who_, unreported_, unreported_ == 1 ? "" : "s", seconds,
+               lastPeer_, lastWhy_);
+    unreported_ = 0;
+    lastReport_ = Clock::now();
+  }
+
+  std::string who_;
+  bool anyYet_ = false;
+  uint64_t unreported_ = 0;
+  Clock::time_point lastReport_;
+  std::string lastPeer_, lastWhy_;
+};
+
+/// A connection on its way through the handshake to its opening frame.
 struct PendingConn {
+  enum class Awaiting { Challenge, Frame };
   Fd fd;
   std::string peer;
   Clock::time_point due;
-  size_t got = 0;
-  char frame[kMaxFirstFrameBytes];
+  Awaiting awaiting = Awaiting::Challenge;
+  size_t got = 0; ///< bytes of what is awaited so far
+  wire::Session session;
+  char bytes[std::max(kMaxFirstFrameBytes, sizeof(wire::Challenge))];
 };
+
+/// Answers a pending connection's complete challenge; null, with the
+/// connection then awaiting its frame, or why it is refused.
+const char *answerPending(PendingConn &p, const Acceptor &acceptor) {
+  uint8_t random[wire::kRandomBytes];
+  if (!randomBytes(random, sizeof(random)).isOk())
+    return "no random bytes for the answer";
+  wire::ChallengeAnswer answer;
+  if (const char *stray = wire::answerChallenge(
+          p.bytes, sizeof(wire::Challenge), acceptor.secret,
+          acceptor.purpose, acceptor.commNonce, acceptor.who, random,
+          &p.session, &answer))
+    return stray;
+  // A new connection's socket buffer is empty: the answer fits at once,
+  // and a peer that does not read cannot hold this thread.
+  ssize_t n = ::send(p.fd.get(), &answer, sizeof(answer),
+                     MSG_NOSIGNAL | MSG_DONTWAIT);
+  if (n != ssize_t(sizeof(answer)))
+    return "it did not take the handshake's answer";
+  p.awaiting = PendingConn::Awaiting::Frame;
+  p.got = 0;
+  return nullptr;
+}
+
 } // namespace
 
-Status serveFirstFrames(int listener, size_t frameBytes,
-                        const Deadline &deadline, const char *who,
-                        const char *what, const FrameHandler &onFrame) {
+Status serveFirstFrames(int listener, const Acceptor &acceptor,
+                        size_t frameBytes, const Deadline &deadline,
+                        const std::string &who, const char *what,
+                        const FrameHandler &onFrame) {
   if (frameBytes > kMaxFirstFrameBytes)
     return internalError(fmt::format("{}: opening frames of {} bytes, at most "
                                      "{} served",
                                      who, frameBytes, kMaxFirstFrameBytes));
   auto perPeer = std::chrono::duration_cast<Clock::duration>(
       std::chrono::duration<double>(std::min(10.0, deadline.seconds)));
+  StrangerLog strangers(who);
   std::deque<PendingConn> pending;
+  auto awaitedBytes = [&](const PendingConn &p) {
+    return p.awaiting == PendingConn::Awaiting::Challenge
+               ? sizeof(wire::Challenge)
+               : frameBytes;
+  };
   auto drop = [&](size_t i, const std::string &why) {
-    MSCCLC_LOG(Warn,
-               "{}: dropped a connection from {}: {} after {} of the {} "
-               "bytes of a hello",
-               who, pending[i].peer, why, pending[i].got, frameBytes);
+    const PendingConn &p = pending[i];
+    strangers.refused(
+        p.peer,
+        fmt::format("{} after {} of the {} bytes of its {}", why, p.got,
+                    awaitedBytes(p),
+                    p.awaiting == PendingConn::Awaiting::Challenge
+                        ? "handshake"
+                        : "opening frame"));
     pending.erase(pending.begin() + std::ptrdiff_t(i));
   };
   bool done = false;
@@ -284,7 +407,8 @@ Status serveFirstFrames(int listener, size_t frameBytes,
       if (!fds[i + 1].revents)
         continue;
       PendingConn &p = pending[i];
-      ssize_t n = ::recv(p.fd.get(), p.frame + p.got, frameBytes - p.got, 0);
+      size_t want = awaitedBytes(p);
+      ssize_t n = ::recv(p.fd.get(), p.bytes + p.got, want - p.got, 0);
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
         continue;
       if (n <= 0) {
@@ -292,11 +416,24 @@ Status serveFirstFrames(int listener, size_t frameBytes,
         continue;
       }
       p.got += size_t(n);
-      if (p.got < frameBytes)
+      if (p.got < want)
         continue;
-      PendingConn whole = std::move(p);
+      if (p.awaiting == PendingConn::Awaiting::Challenge) {
+        if (const char *stray = answerPending(p, acceptor)) {
+          strangers.refused(p.peer, stray);
+          pending.erase(pending.begin() + std::ptrdiff_t(i));
+        }
+        continue;
+      }
+      OpenedConnection opened{std::move(p.fd), std::move(p.peer), p.bytes,
+                              p.session};
+      Verdict verdict;
+      Status s = onFrame(opened, &verdict);
       pending.erase(pending.begin() + std::ptrdiff_t(i));
-      MSCCLC_TRY(onFrame(whole.fd, whole.frame, whole.peer, &done));
+      MSCCLC_TRY(s);
+      if (verdict.stray)
+        strangers.refused(opened.peer, verdict.stray);
+      done = verdict.done;
     }
     // One new connection per round: the frames that came in meanwhile are
     // read between two accepts, so a flood of connections cannot push a

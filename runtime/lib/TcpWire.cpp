@@ -43,13 +43,13 @@ const char *checkFrameHeader(const FrameHeader &h, uint64_t maxSlice) {
   }
 }
 
-const char *checkPairHello(const PairHello &h, uint64_t nonce,
-                                    const uint8_t *secret, int nranks) {
-  // The secret first: nothing else of a stranger's frame is looked at.
-  if (!wire::secretsEqual(h.secret, secret))
-    return "wrong secret";
+const char *checkPairHello(const PairHello &h, const wire::Session &session,
+                           uint64_t nonce, int nranks) {
   if (h.magic != kPairMagic)
     return "bad magic";
+  // The proof next: nothing else of a stranger's frame is looked at.
+  if (!session.verifyMessage(&h, sizeof(h)))
+    return "a wrong proof of the secret";
   if (h.nonce != nonce)
     return "another communicator's nonce";
   if (h.rank >= uint32_t(nranks))

@@ -3,6 +3,7 @@
 #include "Dispatch.h"
 #include "Exports.h"
 #include "SelfCalls.h"
+#include "mscclc/runtime/BootstrapWire.h"
 
 #include "mscclc/runtime/Limits.h"
 

@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include <climits>
+
 #include <cstring>
 #include <set>
 
@@ -146,6 +148,13 @@ TEST(Init, RejectsBadArgumentsBeforeTouchingCuda) {
   EXPECT_EQ(ncclCommInitRank(&comm, 2, id, 2), ncclInvalidArgument);
   EXPECT_NE(lastError().find("rank 2 is not in [0, 2)"), std::string::npos)
       << lastError();
+  // Above 65536 ranks: refused before the bootstrap allocates per rank
+  // (2e9 once aborted on bad_alloc, 2e8 took 3.9 GB).
+  for (int nranks : {65537, 200000000, 2000000000, INT_MAX}) {
+    EXPECT_EQ(ncclCommInitRank(&comm, nranks, id, 0), ncclInvalidArgument);
+    EXPECT_NE(lastError().find("at most 65536"), std::string::npos)
+        << lastError();
+  }
   ncclConfig_t bad;
   memset(&bad, 0, sizeof(bad));
   EXPECT_EQ(ncclCommInitRankConfig(&comm, 1, id, 0, &bad), ncclInvalidArgument);

@@ -105,6 +105,10 @@ TEST(ApiTest, NullArgumentsAreRejected) {
             std::string::npos);
   mscclcUniqueId id{};
   mscclcComm_t comm = nullptr;
+  EXPECT_EQ(mscclcCommInitRank(&comm, 65537, id, 0), mscclcInvalidArgument);
+  EXPECT_NE(std::string(mscclcGetLastError()).find("at most 65536"),
+            std::string::npos)
+      << mscclcGetLastError();
   EXPECT_EQ(mscclcCommInitRankOnNode(&comm, 2, id, 0, -2), mscclcInvalidArgument);
   EXPECT_NE(std::string(mscclcGetLastError()).find("node must be a node number"),
             std::string::npos)

@@ -7,6 +7,7 @@
 
 #include <arpa/inet.h>
 #include <chrono>
+#include <climits>
 #include <csignal>
 #include <cstdlib>
 #include <netinet/in.h>
@@ -95,8 +96,10 @@ TEST_F(BootstrapTest, RootHostedByRankZeroFromAddress) {
   close(probe);
   UniqueId a, b;
   std::string where = "127.0.0.1:" + std::to_string(port);
+  setenv("MSCCLC_BOOTSTRAP_SECRET", "3b9e0f6a1c7d42e8b5a09f3c6d1e7b24", 1);
   ASSERT_TRUE(uniqueIdFromAddress(where, &a).isOk());
   ASSERT_TRUE(uniqueIdFromAddress(where, &b).isOk());
+  unsetenv("MSCCLC_BOOTSTRAP_SECRET");
   EXPECT_EQ(memcmp(a.bytes, b.bytes, sizeof(a.bytes)), 0)
       << "every rank must derive the same id";
   runThreads(a, 4, 100);
@@ -141,6 +144,136 @@ TEST_F(BootstrapTest, BadArguments) {
   EXPECT_FALSE(uniqueIdFromAddress("127.0.0.1:99999", &id).isOk());
 }
 
+// A rank count above 65536 (up to INT_MAX) once passed the checks and
+// allocated per rank until bad_alloc aborted the process (2e9) or took
+// 3.9 GB (2e8): refused before anything is allocated or connected.
+TEST_F(BootstrapTest, RankCountsAboveTheLimitAreRefused) {
+  UniqueId id;
+  ASSERT_TRUE(createUniqueId(&id).isOk());
+  for (int nranks : {65537, 200000000, 2000000000, INT_MAX, 0, -1}) {
+    std::unique_ptr<Bootstrap> b;
+    auto start = std::chrono::steady_clock::now();
+    Status s = Bootstrap::create(id, 0, nranks, &b);
+    EXPECT_EQ(s.code(), Code::InvalidArgument) << nranks;
+    EXPECT_NE(s.message().find("1 to 65536 ranks"), std::string::npos)
+        << s.message();
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                            start)
+                  .count(),
+              1.0);
+  }
+  test::expectAllOk(test::onRankThreads(
+      id, 2, [](Bootstrap &b) { return b.barrier(); }));
+}
+
+// MSCCLC_BOOTSTRAP_TIMEOUT: 'abc', -1 and 0 once became 120 s silently,
+// and values above about 5e9 made the root give up at once while every
+// rank hung. Now anything but a whole number of seconds from 1 to 86400 is
+// an error naming the variable, the value and the range.
+TEST_F(BootstrapTest, TimeoutIsParsedStrictly) {
+  double seconds = 0;
+  ASSERT_TRUE(parseBootstrapTimeout(nullptr, &seconds).isOk());
+  EXPECT_EQ(seconds, 120);
+  for (const char *good : {"1", "30", "86400", "0120"}) {
+    ASSERT_TRUE(parseBootstrapTimeout(good, &seconds).isOk()) << good;
+    EXPECT_EQ(seconds, atof(good));
+  }
+  for (const char *bad :
+       {"abc", "-1", "0", "", " 5", "5 ", "1.5", "1e3", "86401", "1e10",
+        "10000000000", "99999999999999999999999", "+5", "inf", "nan", "0x10"}) {
+    Status s = parseBootstrapTimeout(bad, &seconds);
+    EXPECT_EQ(s.code(), Code::InvalidArgument) << "'" << bad << "' accepted";
+    EXPECT_NE(s.message().find(fmt::format("MSCCLC_BOOTSTRAP_TIMEOUT='{}'",
+                                           bad)),
+              std::string::npos)
+        << s.message();
+    EXPECT_NE(s.message().find("from 1 to 86400"), std::string::npos)
+        << s.message();
+  }
+  // Where it is read: making an id and joining fail with that message.
+  setenv("MSCCLC_BOOTSTRAP_TIMEOUT", "1e10", 1);
+  UniqueId id;
+  Status s = createUniqueId(&id);
+  unsetenv("MSCCLC_BOOTSTRAP_TIMEOUT");
+  EXPECT_EQ(s.code(), Code::InvalidArgument) << s.message();
+  ASSERT_TRUE(createUniqueId(&id).isOk());
+  setenv("MSCCLC_BOOTSTRAP_TIMEOUT", "abc", 1);
+  std::unique_ptr<Bootstrap> b;
+  s = Bootstrap::create(id, 0, 1, &b);
+  unsetenv("MSCCLC_BOOTSTRAP_TIMEOUT");
+  EXPECT_NE(s.message().find("MSCCLC_BOOTSTRAP_TIMEOUT='abc'"),
+            std::string::npos)
+      << s.message();
+  test::expectAllOk(test::onRankThreads(
+      id, 1, [](Bootstrap &b) { return b.barrier(); }));
+}
+
+// Unique ids made in a loop and never used once kept a thread and a
+// listening socket each for twice the bootstrap time-out (3,000 calls,
+// 3,001 threads). At most 256 roots wait at once; the next id is a clear
+// error, and once the unused ones expired ids can be made again. In a
+// child: the waiting roots stay in its process.
+TEST_F(BootstrapTest, UniqueIdsMadeInALoopAreBounded) {
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    setenv("MSCCLC_BOOTSTRAP_TIMEOUT", "1", 1);
+    UniqueId id;
+    int made = 0;
+    Status s;
+    for (int i = 0; i < 3000 && (s = createUniqueId(&id)).isOk(); ++i)
+      ++made;
+    // Up to 256: roots the parent left waiting count in the child too.
+    bool bounded = made > 200 && made <= 256 &&
+                   s.message().find("256 unique ids") != std::string::npos;
+    if (!bounded)
+      fprintf(stderr, "made %d ids; then: %s\n", made, s.message().c_str());
+    // Each waits 2 x 1 s for its ranks, then gives its place back.
+    std::this_thread::sleep_for(std::chrono::seconds(4));
+    Status again = createUniqueId(&id);
+    if (!again.isOk())
+      fprintf(stderr, "after the roots expired: %s\n",
+              again.message().c_str());
+    _exit(bounded && again.isOk() ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+// A ring of two ranks where the other stops answering: the message names
+// it once, as both neighbours, not "rank 0 or rank 0".
+TEST_F(BootstrapTest, SilentNeighbourIsNamedOnce) {
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    setenv("MSCCLC_BOOTSTRAP_TIMEOUT", "1", 1);
+    UniqueId id;
+    if (!createUniqueId(&id).isOk())
+      _exit(2);
+    Status zero;
+    auto statuses = test::onRankThreads(id, 2, [&](Bootstrap &b) {
+      if (b.rank() == 1) { // joins, then stays silent past the time-out
+        std::this_thread::sleep_for(std::chrono::seconds(2));
+        return Status::ok();
+      }
+      std::vector<char> data(2);
+      return b.allGather(data.data(), 1);
+    });
+    const std::string &m = statuses[0].message();
+    bool ok = statuses[0].code() == Code::Timeout &&
+              m.find("rank 1 (both neighbours in the ring) stopped "
+                     "answering") != std::string::npos &&
+              m.find("bootstrap rank 0") != std::string::npos;
+    if (!ok)
+      fprintf(stderr, "got: %s\n", m.c_str());
+    _exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 TEST_F(BootstrapTest, MissingRankTimesOut) {
   // In a child, so the short time-out (read once per process) stays there.
   pid_t pid = fork();
@@ -152,8 +285,15 @@ TEST_F(BootstrapTest, MissingRankTimesOut) {
       _exit(2);
     std::unique_ptr<Bootstrap> b;
     Status s = Bootstrap::create(id, 0, 2, &b); // rank 1 never comes
+    // A sentence naming who waited, for what and why, e.g. "bootstrap
+    // rank 0: receiving the 2 ranks' addresses from the root at ... timed
+    // out after 1 s (raise MSCCLC_BOOTSTRAP_TIMEOUT ...)".
+    const std::string &m = s.message();
     bool ok = s.code() == Code::Timeout &&
-              s.message().find("MSCCLC_BOOTSTRAP_TIMEOUT") != std::string::npos;
+              m.find("MSCCLC_BOOTSTRAP_TIMEOUT") != std::string::npos &&
+              m.find("bootstrap rank 0: receiving the 2 ranks' addresses "
+                     "from the root at") != std::string::npos &&
+              m.find("timed out after 1 s") != std::string::npos;
     if (!ok)
       fprintf(stderr, "got: %s\n", s.message().c_str());
     _exit(ok ? 0 : 1);

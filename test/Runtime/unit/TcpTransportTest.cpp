@@ -751,13 +751,23 @@ TEST(TcpWire, FrameChecks) {
   EXPECT_NE(checkFrameHeader(h, 100), nullptr);
 
   uint8_t secret[32] = {1, 2, 3};
+  wire::Session session;
+  session.secret = secret;
+  session.purpose = wire::Purpose::TcpPair;
+  session.commNonce = 42;
   PairHello p{kPairMagic, 1, 42, {}};
-  memcpy(p.secret, secret, 32);
-  EXPECT_EQ(checkPairHello(p, 42, secret, 2), nullptr);
-  EXPECT_NE(checkPairHello(p, 43, secret, 2), nullptr);
-  EXPECT_NE(checkPairHello(p, 42, secret, 1), nullptr);
-  p.secret[31] ^= 1;
-  EXPECT_STREQ(checkPairHello(p, 42, secret, 2), "wrong secret");
+  session.proveMessage(&p, sizeof(p));
+  EXPECT_EQ(checkPairHello(p, session, 42, 2), nullptr);
+  EXPECT_NE(checkPairHello(p, session, 43, 2), nullptr);
+  EXPECT_NE(checkPairHello(p, session, 42, 1), nullptr);
+  p.proof[31] ^= 1;
+  EXPECT_STREQ(checkPairHello(p, session, 42, 2), "a wrong proof of the secret");
+  p.proof[31] ^= 1;
+  uint8_t otherSecret[32] = {1, 2, 4};
+  wire::Session other = session;
+  other.secret = otherSecret;
+  other.proveMessage(&p, sizeof(p)); // a stranger's proof
+  EXPECT_STREQ(checkPairHello(p, session, 42, 2), "a wrong proof of the secret");
 }
 
 /// Per pair: IB verbs where both ends have a port that registers GPU

@@ -4,8 +4,10 @@
 // port and holding a secret. Every rank connects to the root and tells it
 // where it listens; the root answers with every rank's address and leaves;
 // the ranks then form a TCP ring that carries all-gathers and barriers for
-// setting up channels. Every connection opens with the secret: the root and
-// the ranks drop those that lack it (BootstrapWire.h).
+// setting up channels. Every connection opens with a handshake in which
+// both sides prove that they know the secret without sending it: a rank
+// talks only to a root and neighbours that know it, and the root and the
+// ranks drop connections that do not (BootstrapWire.h).
 //
 // Two ways to get the id:
 //  - createUniqueId(): starts the root in a thread of the calling process
@@ -17,10 +19,12 @@
 //  - uniqueIdFromAddress("host:port"): every rank builds the same id from a
 //    well-known address (torchrun's MASTER_ADDR, MSCCLC_COMM_ID); rank 0
 //    hosts the root there during its init. The secret is derived from
-//    MSCCLC_BOOTSTRAP_SECRET, which the launcher sets alike on every rank.
+//    MSCCLC_BOOTSTRAP_SECRET, which the launcher sets alike on every rank
+//    (at least 128 random bits); without it such an id is refused unless
+//    MSCCLC_BOOTSTRAP_ALLOW_NO_SECRET=1.
 //
-// Every wait has a deadline (MSCCLC_BOOTSTRAP_TIMEOUT seconds, default 120):
-// a rank that never comes turns into an error, not a hang.
+// Every wait has a deadline (MSCCLC_BOOTSTRAP_TIMEOUT seconds, 1 to 86400,
+// default 120): a rank that never comes turns into an error, not a hang.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,7 +51,9 @@ struct UniqueId {
   char bytes[kUniqueIdBytes];
 };
 
-/// Starts a root thread and returns its id (honours MSCCLC_COMM_ID).
+/// Starts a root thread and returns its id (honours MSCCLC_COMM_ID). At
+/// most 256 such roots wait for their ranks at once in a process; more is
+/// an error.
 Status createUniqueId(UniqueId *id);
 /// Builds the id for a root that rank 0 hosts at `hostPort` ("addr:port",
 /// "[v6addr]:port" or "hostname:port").
@@ -55,8 +61,19 @@ Status uniqueIdFromAddress(const std::string &hostPort, UniqueId *id);
 /// "ip:port" of the root an id names (for logs and tests).
 std::string describeUniqueId(const UniqueId &id);
 
-/// Seconds every bootstrap wait may take (MSCCLC_BOOTSTRAP_TIMEOUT).
-double bootstrapTimeoutSeconds();
+/// MSCCLC_BOOTSTRAP_TIMEOUT: a whole number of seconds in this range,
+/// the default where unset.
+constexpr unsigned kMinBootstrapTimeoutSeconds = 1;
+constexpr unsigned kMaxBootstrapTimeoutSeconds = 86400;
+constexpr unsigned kDefaultBootstrapTimeoutSeconds = 120;
+
+/// Reads a value of MSCCLC_BOOTSTRAP_TIMEOUT (null: unset, the default).
+/// Anything but a whole number in range is an error naming the variable,
+/// the value and the range, never a silent default.
+Status parseBootstrapTimeout(const char *text, double *seconds);
+/// Seconds every bootstrap wait may take (MSCCLC_BOOTSTRAP_TIMEOUT, read
+/// on every call).
+Status bootstrapTimeout(double *seconds);
 
 /// Fills `size` bytes from the kernel's random source (getrandom, else
 /// /dev/urandom where the kernel lacks it): secrets and tokens.
@@ -64,7 +81,8 @@ Status randomBytes(void *out, size_t size);
 
 class Bootstrap {
 public:
-  /// Joins the rendezvous as `rank` of `nranks`; blocks until all ranks came.
+  /// Joins the rendezvous as `rank` of `nranks` (at most 65536); blocks
+  /// until all ranks came.
   static Status create(const UniqueId &id, int rank, int nranks,
                        std::unique_ptr<Bootstrap> *out);
   ~Bootstrap();
@@ -80,7 +98,8 @@ public:
   Status barrier();
 
   /// The communicator's secret and nonce: other connections among its
-  /// ranks (the TCP transport's) open with them too (BootstrapWire.h).
+  /// ranks (the TCP transport's) open with a handshake under them too
+  /// (BootstrapWire.h).
   const uint8_t *secret() const { return secret_.data(); }
   uint64_t nonce() const { return nonce_; }
   /// The address (port 0) this rank listens on for the ring: where its

@@ -60,9 +60,11 @@ std::unique_ptr<FrameStream> socketStream(net::Fd fd);
 /// Collective: every rank of `bootstrap` calls it with the peers it reaches
 /// over TCP sockets (if a lists b, b lists a; the list may be empty). Every
 /// rank listens beside its bootstrap socket, the addresses are
-/// all-gathered, the lower rank of each pair connects and both ends open
-/// with a PairHello holding the communicator's nonce and secret (a
-/// connection without them is dropped with a warning).
+/// all-gathered, the lower rank of each pair connects, and the connection
+/// opens with the handshake of BootstrapWire.h: the higher rank proves it
+/// knows the communicator's secret and is the rank expected, then the
+/// lower one sends a PairHello with its own proof. A connection that fails
+/// either way is refused (and counted in the log).
 Status connectSocketStreams(Bootstrap &bootstrap, const std::vector<int> &peers,
                             double timeoutSeconds, FrameStreams *out);
 

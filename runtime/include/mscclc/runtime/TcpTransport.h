@@ -4,9 +4,9 @@
 // travel as staged frames, each over a byte stream (FrameStream.h):
 //   - a TCP socket ("tcp"), made through the bootstrap: every rank listens
 //     beside its bootstrap socket, the addresses are all-gathered, the lower
-//     rank connects and both ends open with a PairHello holding the
-//     communicator's nonce and secret (a connection without them is
-//     dropped, as at the bootstrap);
+//     rank connects and both ends prove they know the communicator's
+//     secret in a handshake (BootstrapWire.h) before a frame is sent (a
+//     connection that cannot is dropped, as at the bootstrap);
 //   - an RDMA ring over an IB reliable connection ("ib staged", IbRing.h),
 //     where both ranks have an IB port but one cannot register its GPU
 //     memory with it.

@@ -11,6 +11,7 @@
 #ifndef MSCCLC_RUNTIME_TCPWIRE_H
 #define MSCCLC_RUNTIME_TCPWIRE_H
 
+#include "mscclc/runtime/BootstrapWire.h"
 #include "mscclc/runtime/Status.h"
 #include "mscclc/runtime/TcpTransport.h"
 
@@ -43,21 +44,23 @@ struct FrameHeader {
 };
 static_assert(sizeof(FrameHeader) == 32, "FrameHeader has padding");
 
+/// What the lower rank of a pair sends after the handshake (BootstrapWire.h)
+/// that opens their connection.
 struct PairHello {
   uint32_t magic;
   uint32_t rank;
   uint64_t nonce;
-  uint8_t secret[32];
+  uint8_t proof[32]; ///< last: the proof covers the bytes before it
 };
 static_assert(sizeof(PairHello) == 48, "PairHello has padding");
 
 /// Null if `h` is a frame a receiver with slices of at most `maxSlice`
 /// bytes may handle, else why not.
 const char *checkFrameHeader(const FrameHeader &h, uint64_t maxSlice);
-/// Null if `h` opens a connection of the communicator with `nonce` and
-/// `secret` from a rank below `nranks`, else why not.
-const char *checkPairHello(const PairHello &h, uint64_t nonce,
-                           const uint8_t *secret, int nranks);
+/// Null if `h`, after the handshake of `session`, opens a connection of
+/// the communicator with `nonce` from a rank below `nranks`, else why not.
+const char *checkPairHello(const PairHello &h, const wire::Session &session,
+                           uint64_t nonce, int nranks);
 } // namespace tcpwire
 
 /// The windows of a rank's memory that its TCP peers may write: data
