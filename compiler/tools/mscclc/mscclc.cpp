@@ -71,6 +71,12 @@ cl::opt<int64_t> gpusPerNode("gpus-per-node",
 cl::opt<int64_t> instances("instances",
                            cl::desc("Replicate the algorithm K times"),
                            cl::init(1), cl::cat(mscclcCategory));
+cl::opt<int64_t> maxProofChunks(
+    "max-proof-chunks",
+    cl::desc("Most chunks (all buffers, all ranks, after replication) the "
+             "static proof may track; about 200 bytes each (default 2^24)"),
+    cl::init(mscclc::CompileOptions::kDefaultMaxProofChunks),
+    cl::cat(mscclcCategory));
 cl::list<std::string> defines("D", cl::Prefix,
                               cl::desc("Override a parameter: -D name=value"),
                               cl::value_desc("name=value"),
@@ -201,6 +207,7 @@ cl::opt<uint64_t> maxInputBytes(
 constexpr int64_t kMaxRanks = 65536;
 constexpr int64_t kMaxInstances = 1024;
 constexpr int64_t kMaxSchedules = 100000;
+constexpr int64_t kMaxProofChunks = int64_t(1) << 32;
 
 void printVersion(llvm::raw_ostream &os) {
   os << "mscclc " << MSCCLC_VERSION << " (MLIR " << MSCCLC_MLIR_VERSION << ")\n";
@@ -404,6 +411,7 @@ LogicalResult compile(llvm::SourceMgr &sourceMgr, MLIRContext &ctx,
   compileOptions.acrossLaunches = !singleLaunch;
   compileOptions.validateTranslation = !skipTranslationValidation;
   compileOptions.verifyEachPass = verifyEach;
+  compileOptions.maxProofChunks = maxProofChunks;
   // Reports when it is destroyed, after the pipeline ran.
   DefaultTimingManager timing;
   applyDefaultTimingManagerCLOptions(timing);
@@ -484,6 +492,9 @@ bool checkOptions() {
           mscclc::sim::acceptedReduceKinds() + ")");
   if (simSchedules < 1 || simSchedules > kMaxSchedules)
     error("--schedules must be between 1 and " + llvm::Twine(kMaxSchedules));
+  if (maxProofChunks < 1 || maxProofChunks > kMaxProofChunks)
+    error("--max-proof-chunks must be between 1 and " +
+          llvm::Twine(kMaxProofChunks));
 
   // Which options the output uses.
   bool kernelBuild = !simulateFlag && (emitKind == EmitKind::PTX ||

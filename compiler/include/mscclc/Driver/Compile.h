@@ -39,6 +39,12 @@ struct CompileOptions {
   /// compiler bug the lit tests of passes catch, and at hundreds of ranks
   /// ten walks of the whole program cost a sixth of the compile time.
   bool verifyEachPass = false;
+  /// The most chunks (every buffer's, on every rank, after replication)
+  /// the proofs and the validation may track: their memory grows with
+  /// them, about 200 bytes each. A program past it is refused with a
+  /// message naming --max-proof-chunks.
+  int64_t maxProofChunks = kDefaultMaxProofChunks;
+  static constexpr int64_t kDefaultMaxProofChunks = int64_t(1) << 24;
 };
 
 /// Evaluates `module` for `options.frontend`, lowers it to the mscl
