@@ -46,9 +46,16 @@ inline constexpr int64_t kMaxBufferContexts = 4096;
 /// GPU_MAX_HW_QUEUES): CUDA accepts 1 to 32.
 inline constexpr int64_t kMaxHardwareQueues = 32;
 
-/// Characters of a secret given in the environment (MSCCLC_BOOTSTRAP_SECRET):
-/// 128 random bits written in hex.
-inline constexpr int kMinSecretChars = 32;
+/// The least randomness a secret given in the environment
+/// (MSCCLC_BOOTSTRAP_SECRET) must carry: guessing it offline from a
+/// handshake seen on the network must stay out of reach. Hex digits count
+/// 4 bits each, base64 characters 6 (docs/settings.md, "Parsing").
+inline constexpr int kMinSecretBits = 128;
+
+/// Fewer different characters than this in a secret is no random string
+/// of that length (32 random hex digits have 14 on average; 8 or fewer
+/// comes once in about 10^9): a typed word or a pattern.
+inline constexpr int kMinDistinctSecretChars = 9;
 
 } // namespace mscclc::limits
 
