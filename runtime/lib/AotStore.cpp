@@ -103,7 +103,7 @@ Status AotStore::lookup(const std::string &key, std::string *binary, bool *hit,
                                : "ahead-of-time kernel";
   FileRules rules;
   rules.what = what;
-  rules.maxBytes = kMaxKernelEntryBytes;
+  rules.maxBytes = limits::kMaxKernelEntryBytes;
   rules.trusted = true;
   std::string contents;
   bool found = false;

@@ -195,7 +195,7 @@ Status KernelCache::lookup(const std::string &key, std::string *binary,
   bool found = false;
   FileRules rules;
   rules.what = "kernel cache entry";
-  rules.maxBytes = kMaxKernelEntryBytes;
+  rules.maxBytes = limits::kMaxKernelEntryBytes;
   rules.trusted = true;
   Status read = readRegularFile(path, rules, &contents, &found);
   if (!found)

@@ -48,7 +48,7 @@ std::map<std::string, CachedProgram> &programCache() {
 Status readStdlibSource(const std::string &path, std::string *text) {
   FileRules rules;
   rules.what = "stdlib source";
-  rules.maxBytes = kMaxSourceBytes;
+  rules.maxBytes = limits::kMaxSourceBytes;
   return readRegularFile(path, rules, text);
 }
 

@@ -73,7 +73,7 @@ Status randomBytes(void *out, size_t size);
 
 class Bootstrap {
 public:
-  /// Joins the rendezvous as `rank` of `nranks` (at most 65536); blocks
+  /// Joins the rendezvous as `rank` of `nranks` (at most limits::kMaxRanks); blocks
   /// until all ranks came.
   static Status create(const UniqueId &id, int rank, int nranks,
                        std::unique_ptr<Bootstrap> *out);

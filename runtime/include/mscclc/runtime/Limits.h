@@ -20,6 +20,21 @@ namespace mscclc::limits {
 /// careless caller is refused before anything is allocated.
 inline constexpr int kMaxRanks = 65536;
 
+/// Files the runtime reads (docs/runtime.md, "Files"): each is read whole
+/// into memory, so a larger one (or /dev/zero) is refused before it is.
+/// A kernel-cache or ahead-of-time entry: a cubin or a program bundle.
+inline constexpr uint64_t kMaxKernelEntryBytes = uint64_t(256) << 20;
+/// The stdlib's algorithms.json and a selection table.
+inline constexpr uint64_t kMaxTableBytes = uint64_t(16) << 20;
+/// A stdlib .mscl source.
+inline constexpr uint64_t kMaxSourceBytes = uint64_t(16) << 20;
+
+/// How deep arrays and objects may nest in the JSON documents the runtime
+/// reads (plans, bundles, selection and tuned tables): printing one
+/// recurses once per level, so one nested 50,000 deep would overflow the
+/// stack.
+inline constexpr int kMaxJsonDepth = 64;
+
 /// The longest time-out any setting may ask for: one day. Time-outs are
 /// turned into deadlines on steady clocks and into nanoseconds for the
 /// kernels; far larger values overflow those (a bootstrap time-out of 1e10

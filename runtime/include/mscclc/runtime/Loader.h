@@ -27,7 +27,7 @@
 // and one that a user other than this one or root owns, or that group or
 // others can write, is not used (with a warning): the cache holds GPU code
 // this process runs. Entries are read as Files.h says (regular files of
-// this user's, not symlinks, at most kMaxKernelEntryBytes): any other is
+// this user's, not symlinks, at most limits::kMaxKernelEntryBytes): any other is
 // removed with a warning and compiled again.
 //
 //===----------------------------------------------------------------------===//
