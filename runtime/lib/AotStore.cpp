@@ -3,6 +3,7 @@
 #include "mscclc/runtime/AotStore.h"
 #include "mscclc/runtime/Files.h"
 #include "mscclc/runtime/KernelEntry.h"
+#include "mscclc/runtime/Settings.h"
 
 #include <cerrno>
 #include <cstdlib>
@@ -21,11 +22,6 @@ namespace {
 // taken for a cubin, or the other way round.
 const char *magicOf(AotEntry kind) {
   return kind == AotEntry::Bundle ? "MSCCLC-AOT-BUNDLE-1" : "MSCCLC-AOT-CUBIN-1";
-}
-
-bool turnedOff(const char *value) {
-  return value && (strcmp(value, "0") == 0 || strcasecmp(value, "off") == 0 ||
-                   strcasecmp(value, "false") == 0);
 }
 
 /// The directory of the binary holding this code (libmscclc.so, or a
@@ -60,19 +56,26 @@ Status makeDirs(const std::string &path) {
 
 } // namespace
 
-AotStore AotStore::fromEnvironment() {
-  if (turnedOff(getenv("MSCCLC_AOT")))
-    return AotStore();
-  if (const char *dir = getenv("MSCCLC_AOT_DIR"); dir && *dir)
-    return AotStore(dir);
+Status AotStore::fromEnvironment(AotStore *out) {
+  *out = AotStore();
+  bool enabled = true;
+  MSCCLC_TRY(get(setting::Aot, &enabled));
+  if (!enabled)
+    return Status::ok();
+  if (std::string dir = get(setting::AotDir); !dir.empty()) {
+    *out = AotStore(dir);
+    return Status::ok();
+  }
   std::string own = ownDirectory();
   if (!own.empty())
     // <prefix>/lib, or <prefix>/lib/<multiarch> (GNUInstallDirs on Debian).
     for (const char *up : {"/../share/mscclc/kernels",
                            "/../../share/mscclc/kernels"})
-      if (isDirectory(own + up))
-        return AotStore(own + up);
-  return AotStore();
+      if (isDirectory(own + up)) {
+        *out = AotStore(own + up);
+        return Status::ok();
+      }
+  return Status::ok();
 }
 
 std::string AotStore::pathFor(const std::string &key, AotEntry kind) const {
@@ -100,7 +103,7 @@ Status AotStore::lookup(const std::string &key, std::string *binary, bool *hit,
                                : "ahead-of-time kernel";
   FileRules rules;
   rules.what = what;
-  rules.maxBytes = kMaxKernelEntryBytes;
+  rules.maxBytes = limits::kMaxKernelEntryBytes;
   rules.trusted = true;
   std::string contents;
   bool found = false;

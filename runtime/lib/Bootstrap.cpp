@@ -11,6 +11,7 @@
 #include "mscclc/runtime/Hash.h"
 #include "mscclc/runtime/Interfaces.h"
 #include "mscclc/runtime/Log.h"
+#include "mscclc/runtime/Settings.h"
 #include "mscclc/runtime/Socket.h"
 
 #include <arpa/inet.h>
@@ -208,90 +209,24 @@ void startRootThread(Fd listener, const IdLayout &id, bool counted) {
   }).detach();
 }
 
-/// The least randomness MSCCLC_BOOTSTRAP_SECRET must carry: guessing it
-/// offline from a handshake seen on the network must stay out of reach.
-constexpr size_t kMinSecretBits = 128;
-/// Fewer different characters than this is no random string of that
-/// length (32 random hex digits have 14 on average; 8 or fewer comes once
-/// in about 10^9): a typed word or a pattern.
-constexpr size_t kMinDistinctSecretChars = 9;
-
-/// Why `value` is no acceptable MSCCLC_BOOTSTRAP_SECRET, or null. The rule
-/// (docs/runtime.md, "Security"): hex digits count 4 bits each, else
-/// base64 characters 6 bits each (trailing '=' ignored), and they must add
-/// up to 128 bits or more; the value must hold at least 9 different
-/// characters and must not be one piece repeated. Randomness cannot be
-/// measured: this refuses what is certainly not random, such as 32 times
-/// 'a', a word, or "0123456789abcdef" twice.
-const char *weakSecretReason(const std::string &value) {
-  std::string body = value;
-  while (!body.empty() && body.back() == '=')
-    body.pop_back();
-  auto all = [&](auto isMember) {
-    return std::all_of(body.begin(), body.end(),
-                       [&](char c) { return isMember((unsigned char)c); });
-  };
-  auto isBase64 = [](unsigned char c) {
-    return isalnum(c) || c == '+' || c == '/' || c == '-' || c == '_';
-  };
-  size_t bitsPerChar = all([](unsigned char c) { return isxdigit(c); }) ? 4
-                       : all(isBase64)                                   ? 6
-                                                                         : 0;
-  if (bitsPerChar == 0)
-    return "holds characters that are neither hex digits nor base64";
-  if (body.size() * bitsPerChar < kMinSecretBits)
-    return "is too short";
-  std::string distinct = body;
-  std::sort(distinct.begin(), distinct.end());
-  distinct.erase(std::unique(distinct.begin(), distinct.end()),
-                 distinct.end());
-  if (distinct.size() < kMinDistinctSecretChars)
-    return "has too few different characters to be random";
-  for (size_t period = 1; period <= body.size() / 2; ++period)
-    if (body.size() % period == 0 &&
-        body.compare(period, std::string::npos, body, 0,
-                     body.size() - period) == 0)
-      return "is one piece repeated";
-  return nullptr;
-}
-
-/// Whether MSCCLC_BOOTSTRAP_ALLOW_NO_SECRET lets an address id go without
-/// a secret ("1" yes; unset, empty or "0" no; anything else an error).
-Status noSecretAllowed(bool *allowed) {
-  const char *env = getenv("MSCCLC_BOOTSTRAP_ALLOW_NO_SECRET");
-  std::string value = env ? env : "";
-  *allowed = value == "1";
-  if (value.empty() || value == "0" || value == "1")
-    return Status::ok();
-  return invalidArgument(fmt::format(
-      "MSCCLC_BOOTSTRAP_ALLOW_NO_SECRET='{}': expected 1 (allow an id made "
-      "from an address without a secret) or 0",
-      value));
-}
-
 /// The secret of an id made from an address: the SHA-256 of the address
 /// and MSCCLC_BOOTSTRAP_SECRET, so every rank given the same variable
 /// derives it, and a root's secret gives away neither the variable nor
 /// another root's secret. Without the variable anyone who reaches the
 /// address could join: refused unless MSCCLC_BOOTSTRAP_ALLOW_NO_SECRET=1.
 Status addressSecret(const WireAddr &root, uint8_t out[kSecretBytes]) {
-  const char *env = getenv("MSCCLC_BOOTSTRAP_SECRET");
+  // The settings module refuses a secret that is certainly not random
+  // (docs/settings.md, "Parsing"), without repeating it.
+  std::string secret;
+  MSCCLC_TRY(get(setting::BootstrapSecret, &secret));
   Sha256 h;
   h.field("mscclc bootstrap secret v2");
   h.field(describe(root));
-  if (env && *env) {
-    if (const char *weak = weakSecretReason(env))
-      return invalidArgument(fmt::format(
-          "MSCCLC_BOOTSTRAP_SECRET {}: it must hold at least {} random "
-          "bits, written as {} or more hex digits or {} or more base64 "
-          "characters with at least {} different ones, e.g. the output of "
-          "`openssl rand -hex 16`",
-          weak, kMinSecretBits, kMinSecretBits / 4, (kMinSecretBits + 5) / 6,
-          kMinDistinctSecretChars));
-    h.field(env);
+  if (!secret.empty()) {
+    h.field(secret);
   } else {
     bool allowed = false;
-    MSCCLC_TRY(noSecretAllowed(&allowed));
+    MSCCLC_TRY(get(setting::BootstrapAllowNoSecret, &allowed));
     if (!allowed)
       return invalidArgument(fmt::format(
           "bootstrap: an id made from the address {} needs a secret, else "
@@ -318,19 +253,19 @@ Status addressSecret(const WireAddr &root, uint8_t out[kSecretBytes]) {
 /// NCCL_SOCKET_IFNAME, or the default rule) picks (Interfaces.h).
 Status defaultRootAddr(WireAddr *out) {
   WireAddr w{};
-  if (const char *env = getenv("MSCCLC_BOOTSTRAP_ADDR"); env && *env) {
+  if (std::optional<RawSetting> addr = get(setting::BootstrapAddr)) {
     w.family = AF_INET;
-    if (inet_pton(AF_INET, env, w.addr) == 1) {
+    if (inet_pton(AF_INET, addr->text, w.addr) == 1) {
       *out = w;
       return Status::ok();
     }
     w.family = AF_INET6;
-    if (inet_pton(AF_INET6, env, w.addr) == 1) {
+    if (inet_pton(AF_INET6, addr->text, w.addr) == 1) {
       *out = w;
       return Status::ok();
     }
-    return invalidArgument(fmt::format(
-        "MSCCLC_BOOTSTRAP_ADDR='{}' is not a numeric IPv4/IPv6 address", env));
+    return invalidArgument(fmt::format("{}='{}': expected {}", addr->name(),
+                                       addr->text, addr->info->accepted));
   }
   const char *variable = nullptr;
   const char *spec = socketIfnameSpec(&variable);
@@ -387,34 +322,12 @@ Status randomBytes(void *out, size_t size) {
   return Status::ok();
 }
 
-Status parseBootstrapTimeout(const char *text, double *seconds) {
-  *seconds = kDefaultBootstrapTimeoutSeconds;
-  if (!text)
-    return Status::ok();
-  auto refuse = [&](const char *why) {
-    return invalidArgument(fmt::format(
-        "MSCCLC_BOOTSTRAP_TIMEOUT='{}' {}: expected a whole number of "
-        "seconds from {} to {} (unset: {})",
-        text, why, kMinBootstrapTimeoutSeconds, kMaxBootstrapTimeoutSeconds,
-        kDefaultBootstrapTimeoutSeconds));
-  };
-  if (!isdigit((unsigned char)text[0]))
-    return refuse("is not a number");
-  errno = 0;
-  char *end = nullptr;
-  unsigned long long value = strtoull(text, &end, 10);
-  if (*end)
-    return refuse("is not a whole number");
-  if (errno == ERANGE || value < kMinBootstrapTimeoutSeconds ||
-      value > kMaxBootstrapTimeoutSeconds)
-    return refuse("is out of range");
-  *seconds = double(value);
-  return Status::ok();
-}
-
 Status bootstrapTimeout(double *seconds) {
   // Read on every call (setup only): tests and tools may change it.
-  return parseBootstrapTimeout(getenv("MSCCLC_BOOTSTRAP_TIMEOUT"), seconds);
+  Seconds timeout;
+  MSCCLC_TRY(get(setting::BootstrapTimeout, &timeout));
+  *seconds = timeout.count();
+  return Status::ok();
 }
 
 std::string describeUniqueId(const UniqueId &id) {
@@ -463,8 +376,15 @@ Status uniqueIdFromAddress(const std::string &hostPort, UniqueId *id) {
 }
 
 Status createUniqueId(UniqueId *id) {
-  if (const char *env = getenv("MSCCLC_COMM_ID"); env && *env)
-    return uniqueIdFromAddress(env, id);
+  if (std::optional<RawSetting> commId = get(setting::CommId)) {
+    Status s = uniqueIdFromAddress(commId->text, id);
+    // Its own messages name neither the variable nor, for a bad secret,
+    // the address: say where the address came from.
+    if (!s.isOk())
+      return Status(s.code(), fmt::format("{}='{}': {}", commId->name(),
+                                          commId->text, s.message()));
+    return s;
+  }
   double seconds = 0;
   MSCCLC_TRY(bootstrapTimeout(&seconds));
   WireAddr addr;

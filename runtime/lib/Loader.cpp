@@ -7,6 +7,7 @@
 #include "mscclc/runtime/Files.h"
 #include "mscclc/runtime/Hash.h"
 #include "mscclc/runtime/KernelEntry.h"
+#include "mscclc/runtime/Settings.h"
 
 #include <cerrno>
 #include <chrono>
@@ -68,10 +69,8 @@ std::string hipCompilerOf(const CompileRequest &request, bool *useHiprtc) {
     return "hiprtc " + version;
   // Their versions are not known without running them: the key names the
   // compilers chosen, and MSCCLC_CACHE=0 rebuilds after an upgrade.
-  const char *hipcc = getenv("MSCCLC_HIPCC");
-  const char *clang = getenv("MSCCLC_HIP_CLANG");
-  return fmt::format("offload {} {}", hipcc ? hipcc : "hipcc",
-                     clang ? clang : "clang++-22");
+  return fmt::format("offload {} {}", get(setting::Hipcc),
+                     get(setting::HipClang));
 }
 #endif
 
@@ -134,23 +133,24 @@ std::string cacheKey(const CompileRequest &request) {
   return h.hexDigest();
 }
 
-KernelCache KernelCache::fromEnvironment() {
-  const char *off = getenv("MSCCLC_CACHE");
-  bool enabled = !(off && (strcmp(off, "0") == 0 || strcasecmp(off, "off") == 0 ||
-                           strcasecmp(off, "false") == 0));
+Status KernelCache::fromEnvironment(KernelCache *out) {
+  bool enabled = true;
+  MSCCLC_TRY(get(setting::Cache, &enabled));
   // The first of: MSCCLC_CACHE_DIR, $XDG_CACHE_HOME/mscclc,
   // $HOME/.cache/mscclc, /tmp/mscclc-cache-<uid> (docs/runtime.md).
-  if (const char *d = getenv("MSCCLC_CACHE_DIR"); d && *d)
-    return KernelCache(d, enabled);
-  if (const char *x = getenv("XDG_CACHE_HOME"); x && *x)
-    return KernelCache(std::string(x) + "/mscclc", enabled);
-  if (const char *home = getenv("HOME"); home && *home)
-    return KernelCache(std::string(home) + "/.cache/mscclc", enabled);
-  // No home: a directory of this user's in the shared /tmp, where another
-  // user may have made the name first (checkDirectory refuses theirs, and
-  // a symlink, which could lead into any directory of ours).
-  return KernelCache(fmt::format("/tmp/mscclc-cache-{}", unsigned(geteuid())),
-                     enabled, /*sharedParent=*/true);
+  if (std::string dir = get(setting::CacheDir); !dir.empty())
+    *out = KernelCache(dir, enabled);
+  else if (std::string xdg = get(setting::XdgCacheHome); !xdg.empty())
+    *out = KernelCache(xdg + "/mscclc", enabled);
+  else if (std::string home = get(setting::Home); !home.empty())
+    *out = KernelCache(home + "/.cache/mscclc", enabled);
+  else
+    // No home: a directory of this user's in the shared /tmp, where another
+    // user may have made the name first (checkDirectory refuses theirs, and
+    // a symlink, which could lead into any directory of ours).
+    *out = KernelCache(fmt::format("/tmp/mscclc-cache-{}", unsigned(geteuid())),
+                       enabled, /*sharedParent=*/true);
+  return Status::ok();
 }
 
 std::string KernelCache::pathFor(const std::string &key) const {
@@ -195,7 +195,7 @@ Status KernelCache::lookup(const std::string &key, std::string *binary,
   bool found = false;
   FileRules rules;
   rules.what = "kernel cache entry";
-  rules.maxBytes = kMaxKernelEntryBytes;
+  rules.maxBytes = limits::kMaxKernelEntryBytes;
   rules.trusted = true;
   Status read = readRegularFile(path, rules, &contents, &found);
   if (!found)

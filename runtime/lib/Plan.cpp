@@ -44,10 +44,10 @@ const char *describe(const Json &v) {
 Status parseJson(const std::string &text, Json *out) {
   // Printing a document recurses once per level (bundleJson does): one
   // nested 50,000 deep would overflow the stack there.
-  if (int depth = jsonNestingDepth(text); depth > kMaxJsonDepth)
+  if (int depth = jsonNestingDepth(text); depth > limits::kMaxJsonDepth)
     return invalidArgument(fmt::format(
         "JSON nested {} deep, more than the limit of {}", depth,
-        kMaxJsonDepth));
+        limits::kMaxJsonDepth));
   try {
     *out = Json::parse(text);
   } catch (const Json::exception &e) {
@@ -296,7 +296,7 @@ Status parseHeader(Reader &r, Plan *p) {
     return invalidArgument(
         fmt::format("plan: collective '{}' is not one of {}",
                     p->collective.substr(0, 80), oneOf(knownCollectives())));
-  MSCCLC_TRY(r.integer("ranks", &p->ranks, true, 1, 65536));
+  MSCCLC_TRY(r.integer("ranks", &p->ranks, true, 1, limits::kMaxRanks));
   MSCCLC_TRY(r.integer("gpusPerNode", &p->gpusPerNode, false, 1, p->ranks));
   if (p->gpusPerNode > 0 && p->ranks % p->gpusPerNode != 0)
     return invalidArgument(fmt::format(

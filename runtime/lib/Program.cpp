@@ -3,6 +3,7 @@
 #include "mscclc/runtime/Program.h"
 #include "mscclc/runtime/Communicator.h"
 #include "mscclc/runtime/Files.h"
+#include "mscclc/runtime/Settings.h"
 
 #include <nlohmann/json.hpp>
 
@@ -54,8 +55,7 @@ struct TempDir {
 };
 
 Status makeTempDir(TempDir *out) {
-  const char *dir = getenv("TMPDIR");
-  std::string tmpl = std::string(dir && *dir ? dir : "/tmp") + "/mscclc-XXXXXX";
+  std::string tmpl = get(setting::Tmpdir) + "/mscclc-XXXXXX";
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
   if (!mkdtemp(buf.data()))
@@ -65,9 +65,7 @@ Status makeTempDir(TempDir *out) {
 }
 
 Status makeTemp(const char *suffix, TempFile *out) {
-  const char *dir = getenv("TMPDIR");
-  std::string tmpl = std::string(dir && *dir ? dir : "/tmp") +
-                     "/mscclc-XXXXXX" + suffix;
+  std::string tmpl = get(setting::Tmpdir) + "/mscclc-XXXXXX" + suffix;
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
   int fd = mkstemps(buf.data(), int(strlen(suffix)));
@@ -143,7 +141,7 @@ bool searchedCompiler(const std::string &candidate, std::string *out) {
 Status findCompiler(const std::string &explicitPath, std::string *path) {
   if (!explicitPath.empty())
     return namedCompiler(explicitPath, "compiler " + explicitPath, path);
-  if (const char *env = getenv("MSCCLC_COMPILER"); env && *env)
+  if (std::string env = get(setting::Compiler); !env.empty())
     return namedCompiler(env, fmt::format("MSCCLC_COMPILER={}", env), path);
   // Next to this library: <prefix>/lib/libmscclc.so -> <prefix>/bin/mscclc.
   Dl_info info;
@@ -154,8 +152,8 @@ Status findCompiler(const std::string &explicitPath, std::string *path) {
       if (searchedCompiler(candidate, path))
         return Status::ok();
   }
-  if (const char *p = getenv("PATH")) {
-    std::stringstream ss(p);
+  if (std::optional<RawSetting> p = get(setting::Path)) {
+    std::stringstream ss(p->text);
     std::string dir;
     // An empty entry or "." is the working directory: whoever wrote the
     // files there would choose the compiler.
@@ -421,11 +419,15 @@ Status Program::cubin(int arch, const std::string &dtype,
   // compile their kernels at once, which at 8 ranks is most of a first
   // call's time.
   Compiled c;
-  c.status = compileCached(compileRequest(arch, dtype, redop, rank),
-                           allowAheadOfTime ? AotStore::fromEnvironment()
-                                            : AotStore(),
-                           KernelCache::fromEnvironment(), &c.binary,
-                           &c.stats);
+  AotStore store;
+  KernelCache cache;
+  if (allowAheadOfTime)
+    c.status = AotStore::fromEnvironment(&store);
+  if (c.status.isOk())
+    c.status = KernelCache::fromEnvironment(&cache);
+  if (c.status.isOk())
+    c.status = compileCached(compileRequest(arch, dtype, redop, rank), store,
+                             cache, &c.binary, &c.stats);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (c.status.isOk())

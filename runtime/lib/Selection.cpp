@@ -96,10 +96,10 @@ bool isString(const json &obj, const char *key, const char *value) {
 }
 
 Status parseJson(const std::string &text, const std::string &name, json *out) {
-  if (int depth = jsonNestingDepth(text); depth > kMaxJsonDepth)
+  if (int depth = jsonNestingDepth(text); depth > limits::kMaxJsonDepth)
     return invalidArgument(fmt::format(
         "{}: JSON nested {} deep, more than the limit of {}", name, depth,
-        kMaxJsonDepth));
+        limits::kMaxJsonDepth));
   try {
     *out = json::parse(text);
   } catch (const json::parse_error &e) {
@@ -159,21 +159,22 @@ bool parseBytes(const json &v, uint64_t *out) {
   return true;
 }
 
-/// A count of ranks or nodes: an integer in [1, 65536] (a larger one, read
-/// as int, would wrap).
+/// A count of ranks or nodes: an integer in [1, limits::kMaxRanks] (a
+/// node holds a rank at least; a larger count, read as int, would wrap).
 bool parseCount(const json &v, int *out) {
   // Integers above INT64_MAX parse as unsigned: none is a count.
   if (!v.is_number_integer() ||
-      (v.is_number_unsigned() && v.get<uint64_t>() > 65536))
+      (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(limits::kMaxRanks)))
     return false;
   int64_t n = v.get<int64_t>();
-  if (n < 1 || n > 65536)
+  if (n < 1 || n > limits::kMaxRanks)
     return false;
   *out = int(n);
   return true;
 }
 
-/// An int, or [min, max] inclusive, into [*lo, *hi], each in [1, 65536].
+/// An int, or [min, max] inclusive, into [*lo, *hi], each in
+/// [1, limits::kMaxRanks]; a null max is the limit.
 bool parseRange(const json &v, int *lo, int *hi) {
   if (v.is_number_integer()) {
     if (!parseCount(v, lo))
@@ -182,7 +183,7 @@ bool parseRange(const json &v, int *lo, int *hi) {
     return true;
   }
   if (v.is_array() && v.size() == 2 && parseCount(v[0], lo)) {
-    *hi = 65536;
+    *hi = limits::kMaxRanks;
     if (!v[1].is_null() && !parseCount(v[1], hi))
       return false;
     return *lo <= *hi;
@@ -286,7 +287,7 @@ Status parseAlgorithm(const json &a, const std::string &where,
     if (!parseRange(a["nodes"], &out->minNodes, &out->maxNodes))
       return invalidArgument(fmt::format(
           "{}: 'nodes' must be n or [min, max] (max may be null)", where));
-    if (out->maxNodes == 65536)
+    if (out->maxNodes == limits::kMaxRanks) // [min, null]: any
       out->maxNodes = 0;
   }
   for (auto [key, field] : {std::pair{"inPlace", &out->inPlace},
@@ -553,7 +554,7 @@ Status SelectionTable::load(const std::string &catalogPath,
   std::string catalog, table;
   FileRules rules;
   rules.what = "algorithm catalog";
-  rules.maxBytes = kMaxTableBytes;
+  rules.maxBytes = limits::kMaxTableBytes;
   MSCCLC_TRY(readRegularFile(catalogPath, rules, &catalog));
   rules.what = "selection table";
   MSCCLC_TRY(readRegularFile(tablePath, rules, &table));

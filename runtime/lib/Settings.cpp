@@ -10,6 +10,8 @@
 #include "mscclc/runtime/Settings.h"
 #include "mscclc/runtime/Log.h"
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -85,6 +87,7 @@ Table makeTable() {
 #define MSCCLC_SECRET(Id, Name, Doc)                                           \
   MSCCLC_AT(Id) = row(SettingId::Id, Name, SettingKind::Secret, Doc);
 #define MSCCLC_FALLBACK(Id, OtherId) MSCCLC_AT(Id).fallback = SettingId::OtherId;
+#define MSCCLC_WHOLE_UNITS(Id) MSCCLC_AT(Id).wholeUnits = true;
 #include "mscclc/runtime/Settings.def"
 #undef MSCCLC_AT
   return t;
@@ -233,15 +236,27 @@ Status parseSize(const RawSetting &raw, uint64_t *out) {
   return Status::ok();
 }
 
+/// A whole string as a number: decimal digits only where `whole`, else
+/// any decimal number (fraction, exponent).
+bool parseNumber(std::string_view text, bool whole, double *out) {
+  const char *end = text.data() + text.size();
+  if (whole) {
+    uint64_t v = 0;
+    auto [stop, error] = std::from_chars(text.data(), end, v, 10);
+    *out = double(v);
+    return error == std::errc() && stop == end;
+  }
+  auto [stop, error] = std::from_chars(text.data(), end, *out);
+  return error == std::errc() && stop == end && std::isfinite(*out);
+}
+
 Status parseDuration(const RawSetting &raw, Seconds *out) {
   const SettingInfo &info = *raw.info;
-  std::string_view text = raw.text;
   double v = 0;
-  const char *end = text.data() + text.size();
-  auto [stop, error] = std::from_chars(text.data(), end, v);
-  if (error != std::errc() || stop != end || !std::isfinite(v) ||
-      v < info.durationMin || v > info.durationMax)
-    return badValue(raw, fmt::format("a number of {} from {} to {}",
+  if (!parseNumber(raw.text, info.wholeUnits, &v) || v < info.durationMin ||
+      v > info.durationMax)
+    return badValue(raw, fmt::format("a {}number of {} from {} to {}",
+                                     info.wholeUnits ? "whole " : "",
                                      info.unit == DurationUnit::Seconds
                                          ? "seconds"
                                          : "milliseconds",
@@ -260,14 +275,54 @@ Status parseEnum(const RawSetting &raw, std::string_view *out) {
   return badValue(raw, joinChoices(choices, " or "));
 }
 
+/// Why `value` is no acceptable secret, or null. Hex digits count 4 bits
+/// each, else base64 characters 6 bits each (trailing '=' ignored), and
+/// they must add up to limits::kMinSecretBits or more; the value must hold
+/// limits::kMinDistinctSecretChars different characters and must not be
+/// one piece repeated. Randomness cannot be measured: this refuses what is
+/// certainly not random, such as 32 times 'a', a word, or
+/// "0123456789abcdef" twice.
+const char *weakSecretReason(std::string_view value) {
+  std::string body(value);
+  while (!body.empty() && body.back() == '=')
+    body.pop_back();
+  auto all = [&](auto isMember) {
+    return std::all_of(body.begin(), body.end(),
+                       [&](char c) { return isMember((unsigned char)c); });
+  };
+  auto isBase64 = [](unsigned char c) {
+    return isalnum(c) || c == '+' || c == '/' || c == '-' || c == '_';
+  };
+  size_t bitsPerChar = all([](unsigned char c) { return isxdigit(c); }) ? 4
+                       : all(isBase64)                                   ? 6
+                                                                         : 0;
+  if (bitsPerChar == 0)
+    return "holds characters that are neither hex digits nor base64";
+  if (body.size() * bitsPerChar < size_t(limits::kMinSecretBits))
+    return "is too short";
+  std::string distinct = body;
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()),
+                 distinct.end());
+  if (distinct.size() < size_t(limits::kMinDistinctSecretChars))
+    return "has too few different characters to be random";
+  for (size_t period = 1; period <= body.size() / 2; ++period)
+    if (body.size() % period == 0 &&
+        body.compare(period, std::string::npos, body, 0,
+                     body.size() - period) == 0)
+      return "is one piece repeated";
+  return nullptr;
+}
+
 Status parseSecret(const RawSetting &raw, std::string *out) {
-  size_t length = strlen(raw.text);
-  // The value is not repeated: it is a secret, even when a short one.
-  if (length < size_t(limits::kMinSecretChars))
+  // The value is not repeated: it is a secret, even when a weak one.
+  if (const char *weak = weakSecretReason(raw.text))
     return invalidArgument(fmt::format(
-        "{} has {} characters, at least {} expected (128 random bits, e.g. "
-        "from `openssl rand -hex 16`)",
-        raw.name(), length, limits::kMinSecretChars));
+        "{} {}: it must hold at least {} random bits, written as {} or more "
+        "hex digits or {} or more base64 characters with at least {} "
+        "different ones, e.g. the output of `openssl rand -hex 16`",
+        raw.name(), weak, limits::kMinSecretBits, limits::kMinSecretBits / 4,
+        (limits::kMinSecretBits + 5) / 6, limits::kMinDistinctSecretChars));
   *out = raw.text;
   return Status::ok();
 }
@@ -367,14 +422,17 @@ std::string acceptedText(const SettingInfo &info) {
     return fmt::format("{} to {}", formatBytes(uint64_t(info.integerMin)),
                        formatBytes(uint64_t(info.integerMax)));
   case SettingKind::Duration:
-    return fmt::format("{} to {} {}", info.durationMin, info.durationMax,
-                       unitText(info.unit));
+    return fmt::format("{}{} to {} {}", info.wholeUnits ? "whole numbers, " : "",
+                       info.durationMin, info.durationMax, unitText(info.unit));
   case SettingKind::Enum: return joinChoices(choicesOf(info), ", ");
   case SettingKind::Path: return "any path";
   case SettingKind::List:
   case SettingKind::Text: return info.accepted;
   case SettingKind::Secret:
-    return fmt::format("at least {} characters", limits::kMinSecretChars);
+    return fmt::format("at least {} random bits: {} or more hex digits or {} "
+                       "or more base64 characters",
+                       limits::kMinSecretBits, limits::kMinSecretBits / 4,
+                       (limits::kMinSecretBits + 5) / 6);
   }
   return "?";
 }

@@ -7,6 +7,7 @@
 #include "mscclc/runtime/Hash.h"
 #include "mscclc/runtime/Log.h"
 #include "mscclc/runtime/Program.h"
+#include "mscclc/runtime/Settings.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -47,7 +48,7 @@ std::map<std::string, CachedProgram> &programCache() {
 Status readStdlibSource(const std::string &path, std::string *text) {
   FileRules rules;
   rules.what = "stdlib source";
-  rules.maxBytes = kMaxSourceBytes;
+  rules.maxBytes = limits::kMaxSourceBytes;
   return readRegularFile(path, rules, text);
 }
 
@@ -98,17 +99,20 @@ CompilerOptions stdlibCompilerOptions(const StdlibState &state,
 }
 
 /// The program from the ahead-of-time store's bundle of `key`, if it has a
-/// valid one; an unusable entry is reported and the caller compiles.
-bool programFromStore(const std::string &key, const std::string &what,
-                      std::unique_ptr<Program> *out) {
+/// valid one (*found); an unusable entry is reported and the caller
+/// compiles. An error only where MSCCLC_AOT is no boolean.
+Status programFromStore(const std::string &key, const std::string &what,
+                        std::unique_ptr<Program> *out, bool *found) {
+  *found = false;
 #if MSCCLC_TARGET_HIP
   // Bundles hold CUDA; HIP builds have no store.
   (void)key, (void)what, (void)out;
-  return false;
+  return Status::ok();
 #else
-  AotStore store = AotStore::fromEnvironment();
+  AotStore store;
+  MSCCLC_TRY(AotStore::fromEnvironment(&store));
   if (!store.enabled())
-    return false;
+    return Status::ok();
   std::string bundle;
   bool hit = false;
   Status s = store.lookup(key, &bundle, &hit, AotEntry::Bundle);
@@ -117,13 +121,14 @@ bool programFromStore(const std::string &key, const std::string &what,
         "reading " + store.pathFor(key, AotEntry::Bundle));
   if (!s.isOk()) {
     MSCCLC_LOG(Warn, "{}; compiling {} instead", s.message(), what);
-    return false;
+    return Status::ok();
   }
   if (hit)
     MSCCLC_LOG(Info, "{}: program bundle from the ahead-of-time store (key "
                      "{:.12})",
                what, key);
-  return hit;
+  *found = hit;
+  return Status::ok();
 #endif
 }
 
@@ -138,8 +143,11 @@ Status compileSelection(const StdlibState &state, const SelectionQuery &q,
                                  path, sel.location);
   MSCCLC_TRY(stdlibProgramKey(dir, opts, sel.algorithm, q.inPlace, programKey)
                  .context("naming " + what));
-  if (programFromStore(*programKey, what + (q.inPlace ? " in place" : ""),
-                       out))
+  bool found = false;
+  MSCCLC_TRY(programFromStore(*programKey,
+                              what + (q.inPlace ? " in place" : ""), out,
+                              &found));
+  if (found)
     return Status::ok();
   Status s;
   if (q.inPlace) {
@@ -294,11 +302,10 @@ Status stdlibInPlaceSource(const std::string &text, const std::string &dir,
 }
 
 Status stdlibDir(std::string *out) {
-  const char *env = getenv("MSCCLC_STDLIB_DIR");
-  if (env && *env) {
+  if (std::string env = get(setting::StdlibDir); !env.empty()) {
     if (!isDirectory(env))
       return invalidArgument(
-          fmt::format("MSCCLC_STDLIB_DIR={} is not a directory", env));
+          fmt::format("MSCCLC_STDLIB_DIR='{}' is not a directory", env));
     *out = env;
     return Status::ok();
   }
@@ -338,9 +345,9 @@ Status processSelectionTable(const SelectionTable **out) {
     std::string dir;
     loaded = stdlibDir(&dir);
     if (loaded.isOk()) {
-      const char *env = getenv("MSCCLC_SELECTION_TABLE");
-      std::string tablePath =
-          env && *env ? std::string(env) : dir + "/selection.json";
+      std::string tablePath = get(setting::SelectionTable);
+      if (tablePath.empty())
+        tablePath = dir + "/selection.json";
       loaded = SelectionTable::load(dir + "/algorithms.json", tablePath, table);
       if (loaded.isOk())
         MSCCLC_LOG(Info, "stdlib selection table {} (catalog {}/algorithms.json)",

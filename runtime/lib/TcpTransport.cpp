@@ -8,6 +8,7 @@
 #include "mscclc/runtime/Bootstrap.h"
 #include "mscclc/runtime/FrameStream.h"
 #include "mscclc/runtime/Log.h"
+#include "mscclc/runtime/Settings.h"
 #include "mscclc/runtime/TcpWire.h"
 
 #include <algorithm>
@@ -25,30 +26,16 @@ namespace mscclc::rt {
 using namespace tcpwire;
 
 namespace {
-constexpr uint64_t kMinSliceBytes = 1024;
-constexpr uint64_t kMaxSliceBytes = 64ull << 20;
-constexpr const char *kTimeoutKnob = "MSCCLC_TRANSPORT_TIMEOUT";
+/// The variable the time-out messages name.
+const char *const kTimeoutKnob = setting::TransportTimeout.name();
 } // namespace
 
 Status tcpOptionsFromEnv(TcpOptions *out) {
   TcpOptions o;
-  if (const char *env = getenv("MSCCLC_TCP_SLICE_BYTES"); env && *env) {
-    char *end = nullptr;
-    unsigned long long v = strtoull(env, &end, 10);
-    if (*end || v < kMinSliceBytes || v > kMaxSliceBytes)
-      return invalidArgument(fmt::format(
-          "MSCCLC_TCP_SLICE_BYTES='{}': expected bytes from {} to {}", env,
-          kMinSliceBytes, kMaxSliceBytes));
-    o.sliceBytes = v;
-  }
-  if (const char *env = getenv(kTimeoutKnob); env && *env) {
-    char *end = nullptr;
-    double v = strtod(env, &end);
-    if (*end || !(v > 0))
-      return invalidArgument(fmt::format(
-          "{}='{}': expected a positive number of seconds", kTimeoutKnob, env));
-    o.timeoutSeconds = v;
-  }
+  MSCCLC_TRY(get(setting::TcpSliceBytes, &o.sliceBytes));
+  Seconds timeout;
+  MSCCLC_TRY(get(setting::TransportTimeout, &timeout));
+  o.timeoutSeconds = timeout.count();
   *out = o;
   return Status::ok();
 }

@@ -50,11 +50,11 @@ Status tunedSelectionTable(const std::string &baseTable, const TuneShape &shape,
         "tuned table: bad shape ({} ranks, {} nodes, sm_{})", shape.ranks,
         shape.nodes, shape.arch));
   // Printed again below, which recurses once per level of nesting.
-  if (int depth = jsonNestingDepth(baseTable); depth > kMaxJsonDepth)
+  if (int depth = jsonNestingDepth(baseTable); depth > limits::kMaxJsonDepth)
     return invalidArgument(fmt::format(
         "tuned table: the base table nests JSON {} deep, more than the limit "
         "of {}",
-        depth, kMaxJsonDepth));
+        depth, limits::kMaxJsonDepth));
   json base = json::parse(baseTable, nullptr, false);
   if (base.is_discarded() || !base.is_object() || !base.contains("entries") ||
       !base["entries"].is_array())

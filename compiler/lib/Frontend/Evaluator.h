@@ -23,6 +23,7 @@
 #include "mscclc/Frontend/Diagnostics.h"
 #include "mscclc/Frontend/Frontend.h"
 #include "mscclc/Frontend/Program.h"
+#include "mscclc/runtime/Limits.h"
 
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
@@ -43,7 +44,8 @@ constexpr int64_t kMaxOperations = 1'000'000;
 /// active calls); keeps deep expressions inside deep recursion off the
 /// limits of the C++ stack.
 constexpr unsigned kMaxEvalNesting = 4096;
-constexpr int64_t kMaxRanks = 65536;
+/// The runtime's limit (Limits.h): a program of more ranks could never run.
+constexpr int64_t kMaxRanks = limits::kMaxRanks;
 constexpr int64_t kMaxThreadBlocks = 4096;
 constexpr int64_t kMaxBufferChunks = int64_t(1) << 24;
 constexpr int64_t kMaxChannelId = 1 << 16;

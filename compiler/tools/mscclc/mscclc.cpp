@@ -15,6 +15,7 @@
 #include "mscclc/Frontend/Frontend.h"
 #include "mscclc/jit/HipOffload.h"
 #include "mscclc/jit/Nvrtc.h"
+#include "mscclc/runtime/Limits.h"
 #include "mscclc/Simulator/Simulator.h"
 
 #include "mscl/IR/MsclDialect.h"
@@ -204,7 +205,8 @@ cl::opt<uint64_t> maxInputBytes(
 // Limits of the command line, each named in the message that refuses a
 // value past it. --simulate takes about 12 ms a schedule at 8 ranks: the
 // most schedules run for minutes, not forever.
-constexpr int64_t kMaxRanks = 65536;
+/// The runtime's limit: a plan of more ranks could never run.
+constexpr int64_t kMaxRanks = mscclc::limits::kMaxRanks;
 constexpr int64_t kMaxInstances = 1024;
 constexpr int64_t kMaxSchedules = 100000;
 constexpr int64_t kMaxProofChunks = int64_t(1) << 32;

@@ -4,6 +4,7 @@
 
 #include "Errors.h"
 #include "mscclc/runtime/Files.h"
+#include "mscclc/runtime/Settings.h"
 
 #include <dlfcn.h>
 #include <glob.h>
@@ -84,9 +85,10 @@ std::vector<std::string> loadedSitePackages() {
 }
 
 /// Entries of a colon-separated list such as LD_LIBRARY_PATH.
-std::vector<std::string> splitPathList(const char *list) {
+std::vector<std::string> splitPathList(rt::ListSetting list) {
   std::vector<std::string> items;
-  std::string s = list ? list : "";
+  std::optional<rt::RawSetting> raw = rt::get(list);
+  std::string s = raw ? raw->text : "";
   size_t start = 0;
   while (start <= s.size()) {
     size_t colon = s.find(':', start);
@@ -104,7 +106,7 @@ std::vector<std::string> splitPathList(const char *list) {
 /// tried by path: once this library is loaded as libnccl.so.2, dlopen of
 /// the bare name returns this library, not the system's.
 std::vector<std::string> systemLibraryDirs() {
-  std::vector<std::string> dirs = splitPathList(std::getenv("LD_LIBRARY_PATH"));
+  std::vector<std::string> dirs = splitPathList(rt::setting::LdLibraryPath);
   // ldconfig's folders (CUDA's and NCCL's packages add theirs here).
   std::vector<std::string> confs;
   addGlob("/etc/ld.so.conf.d/*.conf", &confs);
@@ -124,13 +126,13 @@ std::vector<std::string> systemLibraryDirs() {
 
 std::vector<std::string> sitePackages() {
   std::vector<std::string> dirs = loadedSitePackages();
-  for (const std::string &item : splitPathList(std::getenv("PYTHONPATH")))
+  for (const std::string &item : splitPathList(rt::setting::PythonPath))
     dirs.push_back(item);
-  for (const char *var : {"VIRTUAL_ENV", "CONDA_PREFIX"})
-    if (const char *prefix = std::getenv(var))
-      addGlob(std::string(prefix) + "/lib/python3*/site-packages", &dirs);
-  if (const char *home = std::getenv("HOME"))
-    addGlob(std::string(home) + "/.local/lib/python3*/site-packages", &dirs);
+  for (rt::PathSetting var : {rt::setting::VirtualEnv, rt::setting::CondaPrefix})
+    if (std::string prefix = rt::get(var); !prefix.empty())
+      addGlob(prefix + "/lib/python3*/site-packages", &dirs);
+  if (std::string home = rt::get(rt::setting::Home); !home.empty())
+    addGlob(home + "/.local/lib/python3*/site-packages", &dirs);
   addGlob("/usr/local/lib/python3*/dist-packages", &dirs);
   addGlob("/usr/local/lib/python3*/site-packages", &dirs);
   addGlob("/usr/lib/python3/dist-packages", &dirs);
@@ -241,7 +243,7 @@ std::string untrustedLibrary(const std::string &path) {
 }
 
 void load() {
-  if (const char *forced = std::getenv("MSCCLC_NCCL_LIBRARY"); forced && *forced) {
+  if (std::string forced = rt::get(rt::setting::NcclLibrary); !forced.empty()) {
     // Named by the user: loaded even where others could change it, but the
     // log says so.
     if (std::string why = untrustedLibrary(forced); !why.empty())

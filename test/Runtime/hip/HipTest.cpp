@@ -108,7 +108,8 @@ TEST(HipBuildTest, GeneratedKernelBecomesAGfx90aCodeObjectThroughTheCache) {
   ASSERT_TRUE(program);
   EXPECT_NE(program->cudaSource().find("HIP"), std::string::npos)
       << "the program holds the HIP emission";
-  KernelCache cache = KernelCache::fromEnvironment();
+  KernelCache cache;
+  ASSERT_TRUE(KernelCache::fromEnvironment(&cache).isOk());
   std::string first, second;
   CompileStats stats;
   CompileRequest req;

@@ -257,12 +257,25 @@ TEST(AotStoreTest, FromEnvironment) {
   {
     ScopedEnv dir("MSCCLC_AOT_DIR", "/some/where");
     ScopedEnv on("MSCCLC_AOT", nullptr);
-    EXPECT_EQ(AotStore::fromEnvironment().dir(), "/some/where");
+    AotStore store;
+    ASSERT_TRUE(AotStore::fromEnvironment(&store).isOk());
+    EXPECT_EQ(store.dir(), "/some/where");
+  }
+  // The settings module's booleans: "no" turns it off too (it once left
+  // the store on, as did any word but 0, off and false).
+  for (const char *value : {"0", "off", "no"}) {
+    ScopedEnv dir("MSCCLC_AOT_DIR", "/some/where");
+    ScopedEnv off("MSCCLC_AOT", value);
+    AotStore store("/before");
+    ASSERT_TRUE(AotStore::fromEnvironment(&store).isOk());
+    EXPECT_FALSE(store.enabled()) << value;
   }
   {
-    ScopedEnv dir("MSCCLC_AOT_DIR", "/some/where");
-    ScopedEnv off("MSCCLC_AOT", "0");
-    EXPECT_FALSE(AotStore::fromEnvironment().enabled());
+    ScopedEnv bad("MSCCLC_AOT", "sometimes");
+    AotStore store;
+    EXPECT_EQ(AotStore::fromEnvironment(&store).message(),
+              "MSCCLC_AOT='sometimes': expected 1, 0, true, false, yes, no, "
+              "on or off");
   }
 }
 
@@ -466,7 +479,8 @@ TEST(AotPickTest, TheBuildsStoreServesTheTablesPicks) {
   std::string compiler;
   if (!findCompiler("", &compiler).isOk())
     GTEST_SKIP() << "no mscclc compiler";
-  AotStore store = AotStore::fromEnvironment();
+  AotStore store;
+  ASSERT_TRUE(AotStore::fromEnvironment(&store).isOk());
   ASSERT_TRUE(store.enabled()) << "the build's store was not found";
   for (uint64_t count : {uint64_t(1024), uint64_t(1) << 24})
     for (bool inPlace : {false, true}) {

@@ -725,13 +725,22 @@ TEST_F(BootstrapIntruderTest, AddressIdsWithoutASecretAreRefused) {
   EXPECT_NE(why.find("MSCCLC_BOOTSTRAP_SECRET"), std::string::npos) << why;
   EXPECT_NE(why.find("MSCCLC_BOOTSTRAP_ALLOW_NO_SECRET=1"), std::string::npos)
       << why;
-  setenv("MSCCLC_BOOTSTRAP_ALLOW_NO_SECRET", "1", 1);
-  EXPECT_EQ(addressIdError(nullptr), "");
-  setenv("MSCCLC_BOOTSTRAP_ALLOW_NO_SECRET", "yes", 1);
+  // A boolean of the settings module: "yes" allows too (it was refused
+  // while only 1 and 0 were accepted), "0" and "off" do not.
+  for (const char *allow : {"1", "yes", "on", "TRUE"}) {
+    setenv("MSCCLC_BOOTSTRAP_ALLOW_NO_SECRET", allow, 1);
+    EXPECT_EQ(addressIdError(nullptr), "") << allow;
+  }
+  for (const char *refuse : {"0", "off"}) {
+    setenv("MSCCLC_BOOTSTRAP_ALLOW_NO_SECRET", refuse, 1);
+    EXPECT_NE(addressIdError(nullptr).find("needs a secret"),
+              std::string::npos)
+        << refuse;
+  }
+  setenv("MSCCLC_BOOTSTRAP_ALLOW_NO_SECRET", "maybe", 1);
   why = addressIdError(nullptr);
-  EXPECT_NE(why.find("MSCCLC_BOOTSTRAP_ALLOW_NO_SECRET='yes'"),
-            std::string::npos)
-      << why;
+  EXPECT_EQ(why, "MSCCLC_BOOTSTRAP_ALLOW_NO_SECRET='maybe': expected 1, 0, "
+                 "true, false, yes, no, on or off");
   unsetenv("MSCCLC_BOOTSTRAP_ALLOW_NO_SECRET");
 }
 

@@ -169,27 +169,35 @@ TEST_F(BootstrapTest, RankCountsAboveTheLimitAreRefused) {
 // MSCCLC_BOOTSTRAP_TIMEOUT: 'abc', -1 and 0 once became 120 s silently,
 // and values above about 5e9 made the root give up at once while every
 // rank hung. Now anything but a whole number of seconds from 1 to 86400 is
-// an error naming the variable, the value and the range.
+// an error naming the variable, the value and the range (the settings
+// module's whole-units duration, Settings.def).
 TEST_F(BootstrapTest, TimeoutIsParsedStrictly) {
   double seconds = 0;
-  ASSERT_TRUE(parseBootstrapTimeout(nullptr, &seconds).isOk());
-  EXPECT_EQ(seconds, 120);
+  // Unset or empty: the default (an empty value was an error before the
+  // settings module's one rule).
+  for (const char *unset : {(const char *)nullptr, ""}) {
+    unset ? setenv("MSCCLC_BOOTSTRAP_TIMEOUT", unset, 1)
+          : unsetenv("MSCCLC_BOOTSTRAP_TIMEOUT");
+    ASSERT_TRUE(bootstrapTimeout(&seconds).isOk());
+    EXPECT_EQ(seconds, 120);
+  }
   for (const char *good : {"1", "30", "86400", "0120"}) {
-    ASSERT_TRUE(parseBootstrapTimeout(good, &seconds).isOk()) << good;
+    setenv("MSCCLC_BOOTSTRAP_TIMEOUT", good, 1);
+    ASSERT_TRUE(bootstrapTimeout(&seconds).isOk()) << good;
     EXPECT_EQ(seconds, atof(good));
   }
   for (const char *bad :
-       {"abc", "-1", "0", "", " 5", "5 ", "1.5", "1e3", "86401", "1e10",
+       {"abc", "-1", "0", " 5", "5 ", "1.5", "1e3", "86401", "1e10",
         "10000000000", "99999999999999999999999", "+5", "inf", "nan", "0x10"}) {
-    Status s = parseBootstrapTimeout(bad, &seconds);
+    setenv("MSCCLC_BOOTSTRAP_TIMEOUT", bad, 1);
+    Status s = bootstrapTimeout(&seconds);
     EXPECT_EQ(s.code(), Code::InvalidArgument) << "'" << bad << "' accepted";
-    EXPECT_NE(s.message().find(fmt::format("MSCCLC_BOOTSTRAP_TIMEOUT='{}'",
-                                           bad)),
-              std::string::npos)
-        << s.message();
-    EXPECT_NE(s.message().find("from 1 to 86400"), std::string::npos)
-        << s.message();
+    EXPECT_EQ(s.message(),
+              fmt::format("MSCCLC_BOOTSTRAP_TIMEOUT='{}': expected a whole "
+                          "number of seconds from 1 to 86400",
+                          bad));
   }
+  unsetenv("MSCCLC_BOOTSTRAP_TIMEOUT");
   // Where it is read: making an id and joining fail with that message.
   setenv("MSCCLC_BOOTSTRAP_TIMEOUT", "1e10", 1);
   UniqueId id;

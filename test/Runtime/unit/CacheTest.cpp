@@ -199,20 +199,34 @@ TEST(KernelCacheTest, ConcurrentStoresLeaveOneWholeEntry) {
 }
 
 TEST(KernelCacheTest, Environment) {
+  auto fromEnvironment = [] {
+    KernelCache c;
+    EXPECT_TRUE(KernelCache::fromEnvironment(&c).isOk());
+    return c;
+  };
   setenv("MSCCLC_CACHE_DIR", "/tmp/somewhere-else", 1);
   unsetenv("MSCCLC_CACHE");
-  KernelCache c = KernelCache::fromEnvironment();
+  KernelCache c = fromEnvironment();
   EXPECT_EQ(c.dir(), "/tmp/somewhere-else");
   EXPECT_TRUE(c.enabled());
-  setenv("MSCCLC_CACHE", "0", 1);
-  EXPECT_FALSE(KernelCache::fromEnvironment().enabled());
+  // The settings module's booleans: "no" turns it off too (it once left
+  // the cache on, as did any word but 0, off and false).
+  for (const char *off : {"0", "off", "FALSE", "no"}) {
+    setenv("MSCCLC_CACHE", off, 1);
+    EXPECT_FALSE(fromEnvironment().enabled()) << off;
+  }
+  // Garbage is an error naming the variable (it once left the cache on).
+  setenv("MSCCLC_CACHE", "sometimes", 1);
+  EXPECT_EQ(KernelCache::fromEnvironment(&c).message(),
+            "MSCCLC_CACHE='sometimes': expected 1, 0, true, false, yes, no, "
+            "on or off");
   unsetenv("MSCCLC_CACHE_DIR");
   unsetenv("MSCCLC_CACHE");
   setenv("HOME", "/home/someone", 1);
   unsetenv("XDG_CACHE_HOME");
-  EXPECT_EQ(KernelCache::fromEnvironment().dir(), "/home/someone/.cache/mscclc");
+  EXPECT_EQ(fromEnvironment().dir(), "/home/someone/.cache/mscclc");
   setenv("XDG_CACHE_HOME", "/xdg", 1);
-  EXPECT_EQ(KernelCache::fromEnvironment().dir(), "/xdg/mscclc");
+  EXPECT_EQ(fromEnvironment().dir(), "/xdg/mscclc");
   unsetenv("XDG_CACHE_HOME");
   // Disabled: store writes nothing, lookup misses.
   TempDir tmp("mscclc-cache-test");
@@ -402,7 +416,8 @@ TEST(KernelCacheTest, WithoutHomeTheCacheIsThisUsersOwnInTmp) {
   unsetenv("MSCCLC_CACHE_DIR");
   unsetenv("XDG_CACHE_HOME");
   unsetenv("HOME");
-  KernelCache c = KernelCache::fromEnvironment();
+  KernelCache c;
+  ASSERT_TRUE(KernelCache::fromEnvironment(&c).isOk());
   if (!home.empty())
     setenv("HOME", home.c_str(), 1);
   EXPECT_EQ(c.dir(), "/tmp/mscclc-cache-" + std::to_string(geteuid()));

@@ -456,7 +456,7 @@ TEST(Selection, EnvironmentOverrides) {
     std::string dir;
     return stdlibDir(&dir).message();
   });
-  EXPECT_EQ(msg, "MSCCLC_STDLIB_DIR=/nonexistent/stdlib is not a directory");
+  EXPECT_EQ(msg, "MSCCLC_STDLIB_DIR='/nonexistent/stdlib' is not a directory");
   unlink(path.c_str());
 }
 

@@ -247,12 +247,19 @@ TEST(SettingsParsing, DurationsInTheirUnits) {
   EXPECT_EQ(messageFor(setting::KernelTimeout, "0", &v), "");
   EXPECT_EQ(v.count(), 0);
   // The hang of issue 41: far beyond a day is refused, not wrapped.
-  for (const char *bad : {"1e10", "abc", "-1", "0", "inf", "nan", "120s", ""})
-    if (*bad)
-      EXPECT_EQ(messageFor(setting::BootstrapTimeout, bad, &v),
-                fmt::format("MSCCLC_BOOTSTRAP_TIMEOUT='{}': expected a number "
-                            "of seconds from 0.001 to 86400",
-                            bad));
+  for (const char *bad : {"1e10", "abc", "-1", "0", "inf", "nan", "120s"})
+    EXPECT_EQ(messageFor(setting::TransportTimeout, bad, &v),
+              fmt::format("MSCCLC_TRANSPORT_TIMEOUT='{}': expected a number "
+                          "of seconds from 0.001 to 86400",
+                          bad));
+  // Whole units (MSCCLC_WHOLE_UNITS): decimal digits only.
+  EXPECT_EQ(messageFor(setting::BootstrapTimeout, "0120", &v), "");
+  EXPECT_EQ(v.count(), 120);
+  for (const char *bad : {"2.5", "1e3", "0x10", "+5", "0", "86401"})
+    EXPECT_EQ(messageFor(setting::BootstrapTimeout, bad, &v),
+              fmt::format("MSCCLC_BOOTSTRAP_TIMEOUT='{}': expected a whole "
+                          "number of seconds from 1 to 86400",
+                          bad));
   EXPECT_EQ(messageFor(setting::KernelTimeout, "-5", &v),
             "MSCCLC_TIMEOUT_MS='-5': expected a number of milliseconds from 0 "
             "to 86400000");
@@ -292,18 +299,34 @@ TEST(SettingsParsing, FallbacksAreReadWhileOursIsUnset) {
   EXPECT_STREQ(raw->text, "^docker");
 }
 
+// A secret must be certainly not random to be refused: too few bits, too
+// few different characters, or one piece repeated. The value is never part
+// of the message.
 TEST(SettingsParsing, SecretsAreNeverRepeated) {
   std::string v;
-  std::string message =
-      messageFor(setting::BootstrapSecret, "hunter2", &v);
-  EXPECT_NE(message.find("MSCCLC_BOOTSTRAP_SECRET has 7 characters, at least "
-                         "32 expected"),
-            std::string::npos)
-      << message;
-  EXPECT_EQ(message.find("hunter2"), std::string::npos) << message;
-  std::string good(32, '7');
-  EXPECT_EQ(messageFor(setting::BootstrapSecret, good.c_str(), &v), "");
+  std::string message = messageFor(setting::BootstrapSecret, "hunter2", &v);
+  EXPECT_EQ(message,
+            "MSCCLC_BOOTSTRAP_SECRET is too short: it must hold at least 128 "
+            "random bits, written as 32 or more hex digits or 22 or more "
+            "base64 characters with at least 9 different ones, e.g. the "
+            "output of `openssl rand -hex 16`");
+  EXPECT_NE(messageFor(setting::BootstrapSecret, std::string(32, '7').c_str(),
+                       &v)
+                .find("too few different characters"),
+            std::string::npos);
+  EXPECT_NE(messageFor(setting::BootstrapSecret,
+                       "0123456789abcdef0123456789abcdef", &v)
+                .find("one piece repeated"),
+            std::string::npos);
+  EXPECT_NE(messageFor(setting::BootstrapSecret,
+                       "5f0c1e9a7b3d48e2a61f9c0d2b7e4a38!", &v)
+                .find("neither hex digits nor base64"),
+            std::string::npos);
+  const char *good = "5f0c1e9a7b3d48e2a61f9c0d2b7e4a38";
+  EXPECT_EQ(messageFor(setting::BootstrapSecret, good, &v), "");
   EXPECT_EQ(v, good);
+  EXPECT_EQ(messageFor(setting::BootstrapSecret, "q2Xv8LmP0zR4tN7wYb1Kc9==", &v),
+            "");
 }
 
 TEST(SettingsParsing, ReadOrDefaultFallsBackToTheDefault) {

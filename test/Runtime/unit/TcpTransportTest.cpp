@@ -848,9 +848,21 @@ TEST(TcpOptions, Environment) {
   EXPECT_EQ(o.timeoutSeconds, 2.5);
   setenv("MSCCLC_TCP_SLICE_BYTES", "12", 1);
   EXPECT_FALSE(tcpOptionsFromEnv(&o).isOk());
-  setenv("MSCCLC_TCP_SLICE_BYTES", "4096", 1);
+  // Sizes of the settings module: binary suffixes (once decimal bytes only).
+  setenv("MSCCLC_TCP_SLICE_BYTES", "64K", 1);
+  ASSERT_TRUE(tcpOptionsFromEnv(&o).isOk());
+  EXPECT_EQ(o.sliceBytes, 65536u);
   setenv("MSCCLC_TRANSPORT_TIMEOUT", "-1", 1);
   EXPECT_FALSE(tcpOptionsFromEnv(&o).isOk());
+  // Once any positive number: "inf" never timed out, 1e10 overflowed the
+  // deadline. Now 0.001 to 86400 s, as the IB transport reads it.
+  for (const char *bad : {"inf", "1e10", "0x1p3"}) {
+    setenv("MSCCLC_TRANSPORT_TIMEOUT", bad, 1);
+    EXPECT_EQ(tcpOptionsFromEnv(&o).message(),
+              fmt::format("MSCCLC_TRANSPORT_TIMEOUT='{}': expected a number of "
+                          "seconds from 0.001 to 86400",
+                          bad));
+  }
   unsetenv("MSCCLC_TCP_SLICE_BYTES");
   unsetenv("MSCCLC_TRANSPORT_TIMEOUT");
   ASSERT_TRUE(tcpOptionsFromEnv(&o).isOk());

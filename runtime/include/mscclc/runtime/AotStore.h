@@ -45,8 +45,8 @@ enum class AotEntry {
 class AotStore {
 public:
   /// The process's store (see the file comment); disabled when there is
-  /// none.
-  static AotStore fromEnvironment();
+  /// none. An error naming the variable where MSCCLC_AOT is no boolean.
+  static Status fromEnvironment(AotStore *out);
   AotStore() = default;
   explicit AotStore(std::string dir) : dir_(std::move(dir)) {}
 

@@ -61,18 +61,10 @@ Status uniqueIdFromAddress(const std::string &hostPort, UniqueId *id);
 /// "ip:port" of the root an id names (for logs and tests).
 std::string describeUniqueId(const UniqueId &id);
 
-/// MSCCLC_BOOTSTRAP_TIMEOUT: a whole number of seconds in this range,
-/// the default where unset.
-constexpr unsigned kMinBootstrapTimeoutSeconds = 1;
-constexpr unsigned kMaxBootstrapTimeoutSeconds = 86400;
-constexpr unsigned kDefaultBootstrapTimeoutSeconds = 120;
-
-/// Reads a value of MSCCLC_BOOTSTRAP_TIMEOUT (null: unset, the default).
-/// Anything but a whole number in range is an error naming the variable,
-/// the value and the range, never a silent default.
-Status parseBootstrapTimeout(const char *text, double *seconds);
-/// Seconds every bootstrap wait may take (MSCCLC_BOOTSTRAP_TIMEOUT, read
-/// on every call).
+/// Seconds every bootstrap wait may take: MSCCLC_BOOTSTRAP_TIMEOUT, a
+/// whole number from 1 to 86400 (Settings.def), read on every call.
+/// Anything else is an error naming the variable, the value and the range,
+/// never a silent default.
 Status bootstrapTimeout(double *seconds);
 
 /// Fills `size` bytes from the kernel's random source (getrandom, else
@@ -81,7 +73,7 @@ Status randomBytes(void *out, size_t size);
 
 class Bootstrap {
 public:
-  /// Joins the rendezvous as `rank` of `nranks` (at most 65536); blocks
+  /// Joins the rendezvous as `rank` of `nranks` (at most limits::kMaxRanks); blocks
   /// until all ranks came.
   static Status create(const UniqueId &id, int rank, int nranks,
                        std::unique_ptr<Bootstrap> *out);

@@ -41,6 +41,7 @@
 #define MSCCLC_RUNTIME_BOOTSTRAPWIRE_H
 
 #include "mscclc/runtime/Bootstrap.h"
+#include "mscclc/runtime/Limits.h"
 #include "mscclc/runtime/Status.h"
 
 #include <cstddef>
@@ -54,9 +55,10 @@ constexpr uint32_t kMagic = 0x4d534343; // "MSCC"
 // handshake; the secret never crosses the wire.
 constexpr uint32_t kVersion = 3;
 constexpr uint32_t kFlagRank0HostsRoot = 1;
-/// The most ranks a communicator may have (the compiler's --ranks limit):
-/// the root and every rank allocate per rank.
-constexpr uint32_t kMaxRanks = 65536;
+/// The most ranks a communicator may have (limits::kMaxRanks, the
+/// compiler's --ranks limit too): the root and every rank allocate per
+/// rank.
+constexpr uint32_t kMaxRanks = uint32_t(limits::kMaxRanks);
 
 constexpr size_t kSecretBytes = 32;
 /// Fresh random bytes each side adds to a handshake.

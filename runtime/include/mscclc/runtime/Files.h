@@ -19,6 +19,7 @@
 #ifndef MSCCLC_RUNTIME_FILES_H
 #define MSCCLC_RUNTIME_FILES_H
 
+#include "mscclc/runtime/Limits.h"
 #include "mscclc/runtime/Status.h"
 
 #include <cstdint>
@@ -27,18 +28,10 @@
 
 namespace mscclc::rt {
 
-/// The size limits of the files the runtime reads (docs/runtime.md).
-/// A kernel-cache or ahead-of-time entry: a cubin or a program bundle.
-constexpr uint64_t kMaxKernelEntryBytes = uint64_t(256) << 20;
-/// The stdlib's algorithms.json and a selection table.
-constexpr uint64_t kMaxTableBytes = uint64_t(16) << 20;
-/// A stdlib .mscl source.
-constexpr uint64_t kMaxSourceBytes = uint64_t(16) << 20;
-
 /// What a file must be to be read.
 struct FileRules {
   const char *what = "file"; ///< for messages: "kernel cache entry"
-  uint64_t maxBytes = kMaxTableBytes;
+  uint64_t maxBytes = limits::kMaxTableBytes; ///< size limits: Limits.h
   /// Its contents run as code: refuse a symlink, and a file that another
   /// user owns or that group or others may write.
   bool trusted = false;
@@ -50,7 +43,7 @@ struct FileRules {
 Status readRegularFile(const std::string &path, const FileRules &rules,
                        std::string *out, bool *found = nullptr);
 
-/// A text file of at most kMaxTableBytes (readRegularFile's rules).
+/// A text file of at most limits::kMaxTableBytes (readRegularFile's rules).
 Status readFile(const std::string &path, std::string *out);
 
 /// Why a file or directory of this stat may be changed by someone other

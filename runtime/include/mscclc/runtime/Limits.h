@@ -20,6 +20,21 @@ namespace mscclc::limits {
 /// careless caller is refused before anything is allocated.
 inline constexpr int kMaxRanks = 65536;
 
+/// Files the runtime reads (docs/runtime.md, "Files"): each is read whole
+/// into memory, so a larger one (or /dev/zero) is refused before it is.
+/// A kernel-cache or ahead-of-time entry: a cubin or a program bundle.
+inline constexpr uint64_t kMaxKernelEntryBytes = uint64_t(256) << 20;
+/// The stdlib's algorithms.json and a selection table.
+inline constexpr uint64_t kMaxTableBytes = uint64_t(16) << 20;
+/// A stdlib .mscl source.
+inline constexpr uint64_t kMaxSourceBytes = uint64_t(16) << 20;
+
+/// How deep arrays and objects may nest in the JSON documents the runtime
+/// reads (plans, bundles, selection and tuned tables): printing one
+/// recurses once per level, so one nested 50,000 deep would overflow the
+/// stack.
+inline constexpr int kMaxJsonDepth = 64;
+
 /// The longest time-out any setting may ask for: one day. Time-outs are
 /// turned into deadlines on steady clocks and into nanoseconds for the
 /// kernels; far larger values overflow those (a bootstrap time-out of 1e10
@@ -46,9 +61,16 @@ inline constexpr int64_t kMaxBufferContexts = 4096;
 /// GPU_MAX_HW_QUEUES): CUDA accepts 1 to 32.
 inline constexpr int64_t kMaxHardwareQueues = 32;
 
-/// Characters of a secret given in the environment (MSCCLC_BOOTSTRAP_SECRET):
-/// 128 random bits written in hex.
-inline constexpr int kMinSecretChars = 32;
+/// The least randomness a secret given in the environment
+/// (MSCCLC_BOOTSTRAP_SECRET) must carry: guessing it offline from a
+/// handshake seen on the network must stay out of reach. Hex digits count
+/// 4 bits each, base64 characters 6 (docs/settings.md, "Parsing").
+inline constexpr int kMinSecretBits = 128;
+
+/// Fewer different characters than this in a secret is no random string
+/// of that length (32 random hex digits have 14 on average; 8 or fewer
+/// comes once in about 10^9): a typed word or a pattern.
+inline constexpr int kMinDistinctSecretChars = 9;
 
 } // namespace mscclc::limits
 

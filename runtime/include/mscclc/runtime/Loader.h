@@ -27,7 +27,7 @@
 // and one that a user other than this one or root owns, or that group or
 // others can write, is not used (with a warning): the cache holds GPU code
 // this process runs. Entries are read as Files.h says (regular files of
-// this user's, not symlinks, at most kMaxKernelEntryBytes): any other is
+// this user's, not symlinks, at most limits::kMaxKernelEntryBytes): any other is
 // removed with a warning and compiled again.
 //
 //===----------------------------------------------------------------------===//
@@ -71,8 +71,12 @@ std::string cacheKey(const CompileRequest &request);
 
 class KernelCache {
 public:
-  /// Reads MSCCLC_CACHE and MSCCLC_CACHE_DIR.
-  static KernelCache fromEnvironment();
+  /// The process's cache: MSCCLC_CACHE and MSCCLC_CACHE_DIR, else
+  /// $XDG_CACHE_HOME/mscclc, $HOME/.cache/mscclc, /tmp/mscclc-cache-<uid>.
+  /// An error naming the variable where MSCCLC_CACHE is no boolean.
+  static Status fromEnvironment(KernelCache *out);
+  /// A cache that is off.
+  KernelCache() : KernelCache("", false) {}
   /// `sharedParent`: `dir` lies in a directory all users share (/tmp),
   /// where a symlink of that name would be another user's.
   KernelCache(std::string dir, bool enabled, bool sharedParent = false)

@@ -13,6 +13,7 @@
 #ifndef MSCCLC_RUNTIME_PLAN_H
 #define MSCCLC_RUNTIME_PLAN_H
 
+#include "mscclc/runtime/Limits.h"
 #include "mscclc/runtime/Status.h"
 
 #include <cstdint>
@@ -134,13 +135,9 @@ Status parsePlan(const std::string &json, Plan *plan);
 /// defined in `source`, the program's CUDA or HIP source.
 Status checkKernelsDefined(const Plan &plan, const std::string &source);
 
-/// JSON documents the runtime reads (plans, bundles, selection tables) may
-/// nest arrays and objects at most this deep: printing one recurses per
-/// level.
-constexpr int kMaxJsonDepth = 64;
-
 /// How deep arrays and objects nest in JSON `text` (strings skipped); for
-/// text that is no JSON, a number that means nothing.
+/// text that is no JSON, a number that means nothing. The runtime refuses
+/// documents deeper than limits::kMaxJsonDepth.
 int jsonNestingDepth(const std::string &text);
 
 /// Element size of an MSCCLC_DTYPE name, 0 when unknown.

@@ -19,6 +19,7 @@
 #ifndef MSCCLC_RUNTIME_SELECTION_H
 #define MSCCLC_RUNTIME_SELECTION_H
 
+#include "mscclc/runtime/Limits.h"
 #include "mscclc/runtime/Status.h"
 
 #include <cstdint>
@@ -73,7 +74,7 @@ struct AlgorithmInfo {
   std::string name; ///< file stem: stdlib/<name>.mscl
   Collective collective = Collective::AllReduce;
   int minRanks = 2;
-  int maxRanks = 65536;
+  int maxRanks = limits::kMaxRanks;
   int minNodes = 1;
   int maxNodes = 1;          ///< 0: any
   bool inPlace = true;       ///< serves in-place calls (header `inplace` added)
@@ -106,8 +107,8 @@ struct Selection {
 
 struct TableEntry {
   Collective collective = Collective::AllReduce;
-  int minRanks = 1, maxRanks = 65536;
-  int minNodes = 1, maxNodes = 65536;
+  int minRanks = 1, maxRanks = limits::kMaxRanks;
+  int minNodes = 1, maxNodes = limits::kMaxRanks;
   std::vector<int> archs; ///< empty: any
   uint64_t minBytes = 0, maxBytes = UINT64_MAX; ///< [min, max)
   const AlgorithmInfo *algorithm = nullptr;

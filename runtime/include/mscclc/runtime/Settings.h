@@ -43,11 +43,12 @@ enum class SettingKind {
   Integer,  ///< decimal (or 0x hex), within [min, max]
   Size,     ///< bytes, optionally K/M/G (KiB, MiB, GiB), within [min, max]
   Duration, ///< a decimal number in the setting's unit, within [min, max]
+            ///< (whole numbers only where wholeUnits)
   Enum,     ///< one of the choices, ignoring case
   Path,     ///< any text: a file, folder or library name
   List,     ///< items whose syntax the reader checks (form in the table)
   Text,     ///< one value whose syntax the reader checks (form in the table)
-  Secret,   ///< text of at least limits::kMinSecretChars, never logged
+  Secret,   ///< hex or base64 of limits::kMinSecretBits, never logged
 };
 
 enum class DurationUnit { Seconds, Milliseconds };
@@ -80,6 +81,8 @@ struct SettingInfo {
   int64_t integerDefault = 0, integerMin = 0, integerMax = 0; ///< Integer, Size
   DurationUnit unit = DurationUnit::Seconds;
   double durationDefault = 0, durationMin = 0, durationMax = 0;
+  /// Duration: only whole numbers of the unit (MSCCLC_WHOLE_UNITS).
+  bool wholeUnits = false;
   /// Enum: the choices, "a|b|c"; List, Text: the accepted form, in words.
   const char *accepted = "";
   /// Enum, Path: the default ("" = none).
@@ -152,7 +155,9 @@ Status get(SizeSetting s, uint64_t *out);
 Status get(DurationSetting s, Seconds *out);
 /// The choice as the table spells it.
 Status get(EnumSetting s, std::string_view *out);
-/// "" where unset.
+/// "" where unset. A value that is certainly not random (too few bits,
+/// too few different characters, one piece repeated: docs/settings.md) is
+/// an error that does not repeat the value.
 Status get(SecretSetting s, std::string *out);
 /// The value, else the table's default ("" where it has none).
 std::string get(PathSetting s);

@@ -104,8 +104,8 @@ struct TcpOptions {
   std::shared_ptr<StagingBackend> staging;
 };
 
-/// MSCCLC_TCP_SLICE_BYTES (1 KiB to 64 MiB) and MSCCLC_TRANSPORT_TIMEOUT
-/// (seconds); an error naming the variable for a value out of range.
+/// MSCCLC_TCP_SLICE_BYTES and MSCCLC_TRANSPORT_TIMEOUT (Settings.def); an
+/// error naming the variable, the value and the range for a bad value.
 Status tcpOptionsFromEnv(TcpOptions *out);
 
 /// What a TCP port channel reads and where it writes.
