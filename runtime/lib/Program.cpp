@@ -138,6 +138,18 @@ bool searchedCompiler(const std::string &candidate, std::string *out) {
 
 } // namespace
 
+bool findCompilerOnPath(const std::string &pathList, std::string *path) {
+  std::stringstream ss(pathList);
+  std::string dir;
+  // An empty entry, "." or any relative one is the working directory or
+  // below it: whoever wrote the files there would choose the compiler.
+  while (std::getline(ss, dir, ':'))
+    if (!dir.empty() && dir[0] == '/' &&
+        searchedCompiler(dir + "/mscclc", path))
+      return true;
+  return false;
+}
+
 Status findCompiler(const std::string &explicitPath, std::string *path) {
   if (!explicitPath.empty())
     return namedCompiler(explicitPath, "compiler " + explicitPath, path);
@@ -152,16 +164,9 @@ Status findCompiler(const std::string &explicitPath, std::string *path) {
       if (searchedCompiler(candidate, path))
         return Status::ok();
   }
-  if (std::optional<RawSetting> p = get(setting::Path)) {
-    std::stringstream ss(p->text);
-    std::string dir;
-    // An empty entry or "." is the working directory: whoever wrote the
-    // files there would choose the compiler.
-    while (std::getline(ss, dir, ':'))
-      if (!dir.empty() && dir != "." && dir[0] == '/' &&
-          searchedCompiler(dir + "/mscclc", path))
-        return Status::ok();
-  }
+  if (std::optional<RawSetting> p = get(setting::Path);
+      p && findCompilerOnPath(p->text, path))
+    return Status::ok();
   return invalidArgument(
       "cannot find the mscclc compiler: set MSCCLC_COMPILER, install it next "
       "to libmscclc, or put it on PATH (searched candidates that other users "

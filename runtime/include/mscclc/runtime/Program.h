@@ -35,6 +35,9 @@ struct CompilerOptions {
 
 /// Finds the mscclc binary (MSCCLC_COMPILER, next to the library, PATH).
 Status findCompiler(const std::string &explicitPath, std::string *path);
+/// The first mscclc in the absolute directories of `pathList` (PATH's
+/// form) that no other user can change; false when there is none.
+bool findCompilerOnPath(const std::string &pathList, std::string *path);
 
 /// Runs `compiler args...`, capturing stdout into *out and stderr into *err.
 Status runProcess(const std::string &compiler,
