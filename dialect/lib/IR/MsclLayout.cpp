@@ -11,13 +11,16 @@
 
 using namespace mscl;
 
+/// The bits of word `i` that stand for residues (all but in the last).
+static uint64_t usedBits(int64_t k, size_t i) {
+  int64_t bitsHere = std::min<int64_t>(64, k - int64_t(i) * 64);
+  return bitsHere == 64 ? ~uint64_t(0) : (uint64_t(1) << bitsHere) - 1;
+}
+
 uint64_t Residues::word(size_t i) const {
   if (!words.empty())
     return words[i];
-  if (!fill)
-    return 0;
-  int64_t bitsHere = std::min<int64_t>(64, k - int64_t(i) * 64);
-  return bitsHere == 64 ? ~uint64_t(0) : (uint64_t(1) << bitsHere) - 1;
+  return fill ? usedBits(k, i) : 0;
 }
 
 void Residues::materialize() {
@@ -27,18 +30,6 @@ void Residues::materialize() {
   for (size_t i = 0; i < bits.size(); ++i)
     bits[i] = word(i);
   words = std::move(bits);
-}
-
-void Residues::compact() {
-  if (words.empty())
-    return;
-  if (empty()) {
-    words.clear();
-    fill = false;
-  } else if (full()) {
-    words.clear();
-    fill = true;
-  }
 }
 
 void Residues::set(int64_t r) {
@@ -61,7 +52,6 @@ Residues &Residues::operator&=(const Residues &other) {
     return *this; // none
   for (size_t i = 0; i < words.size(); ++i)
     words[i] &= other.words[i];
-  compact();
   return *this;
 }
 
@@ -78,7 +68,6 @@ Residues &Residues::operator|=(const Residues &other) {
     return *this; // all
   for (size_t i = 0; i < words.size(); ++i)
     words[i] |= other.words[i];
-  compact();
   return *this;
 }
 
@@ -92,7 +81,6 @@ Residues Residues::minus(const Residues &other) const {
   out.materialize();
   for (size_t i = 0; i < out.words.size(); ++i)
     out.words[i] &= ~other.words[i];
-  out.compact();
   return out;
 }
 
@@ -119,9 +107,8 @@ bool Residues::empty() const {
 bool Residues::full() const {
   if (words.empty())
     return fill || k == 0;
-  Residues all(k, true);
   for (size_t i = 0; i < words.size(); ++i)
-    if (words[i] != all.word(i))
+    if (words[i] != usedBits(k, i))
       return false;
   return true;
 }
@@ -141,11 +128,20 @@ ChunkLayout::ChunkLayout(int64_t chunks)
   for (int64_t r = 0; r < k; ++r)
     if (elems(false, 0, r) == 1)
       scratchLast.set(r);
+  if (k > kEagerChunks)
+    return;
+  eagerUserLast.assign(k, Residues(k));
+  for (int64_t r = 0; r < k; ++r)
+    for (int64_t j = 0; j < k; ++j)
+      if (elems(true, j, r) == 1)
+        eagerUserLast[j].set(r);
 }
 
 const Residues &ChunkLayout::lastElement(bool user, int64_t index) const {
   if (!user)
     return scratchLast;
+  if (!eagerUserLast.empty())
+    return eagerUserLast[index % k];
   std::lock_guard<std::mutex> lock(userLast->mutex);
   auto [it, inserted] = userLast->sets.try_emplace(index % k, k);
   if (inserted)

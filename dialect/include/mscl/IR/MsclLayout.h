@@ -32,6 +32,7 @@
 #include <mutex>
 #include <optional>
 #include <unordered_map>
+#include <vector>
 
 namespace mscl {
 
@@ -68,8 +69,6 @@ private:
   size_t numWords() const { return size_t((k + 63) / 64); }
   /// Gives the set its bits (every one `fill`).
   void materialize();
-  /// Drops the bits again when they are all 0 or all 1.
-  void compact();
 
   int64_t k = 0;
   /// Without bits, every residue is in the set or none is.
@@ -111,7 +110,11 @@ public:
 
 private:
   int64_t k;
-  /// User chunk index modulo K -> its last-element residues, filled on
+  /// Up to this K every user chunk's last-element residues are worked out
+  /// up front (K^2 bits: 128 KiB), and looked up without a lock.
+  static constexpr int64_t kEagerChunks = 1024;
+  std::vector<Residues> eagerUserLast;
+  /// Past it, user chunk index modulo K -> its residues, filled on
   /// demand; shared by copies of the layout, and guarded, as passes on
   /// different programs may run on different threads.
   struct UserLastCache {
