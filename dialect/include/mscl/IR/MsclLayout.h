@@ -36,10 +36,11 @@
 
 namespace mscl {
 
-/// A set of residues r in [0, K), as a bit set. The sets "none" and "all"
-/// are held without bits: most chunks of a program are never touched, and
-/// a bit set per chunk would make the proofs' memory grow with the square
-/// of the chunks a program declares (K bits for each of K chunks).
+/// A set of residues r in [0, K), as a bit set. A set starts as "none" or
+/// "all" without bits and gets its K bits only when a residue is set or it
+/// meets a set that has them: most chunks of a program are never touched,
+/// and a bit set per chunk would make the proofs' memory grow with the
+/// square of the chunks a program declares (K bits for each of K chunks).
 class Residues {
 public:
   Residues() = default;
