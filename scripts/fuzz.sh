@@ -10,7 +10,7 @@
 #                                        cost-model, plan-json,
 #                                        bootstrap-wire, tcp-frame,
 #                                        proxy-trigger, selection-table,
-#                                        kernel-entry)
+#                                        kernel-entry, command-line)
 #
 # The corpus of each target grows in build-fuzz/corpus/<target> from run
 # to run; seeds are collected afresh (fuzz/collect-seeds.sh); a run's
@@ -34,7 +34,7 @@ esac
 TARGETS=("$@")
 ((${#TARGETS[@]})) || TARGETS=(mscl-source mlir-text cost-model plan-json
                              bootstrap-wire tcp-frame proxy-trigger
-                             selection-table kernel-entry)
+                             selection-table kernel-entry command-line)
 
 BUILD=${MSCCLC_FUZZ_BUILD:-build-fuzz}
 CLANG_DIR=/usr/lib/llvm-22/bin
