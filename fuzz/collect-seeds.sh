@@ -16,6 +16,8 @@
 #                  which one, SelectionTableFuzzer)
 #   kernel-entry   valid kernel and bundle entries of each magic, and a
 #                  truncated one (KernelEntryFuzzer)
+#   command-line   argument lists: each output, the simulator, groups of
+#                  options at and past their limits (CommandLineFuzzer)
 # and the kept findings of fuzz/regressions/<target>/.
 # Usage: fuzz/collect-seeds.sh OUT [MSCCLC]   (MSCCLC: an mscclc binary)
 set -euo pipefail
@@ -23,7 +25,7 @@ cd "$(dirname "$0")/.."
 OUT=${1:?usage: fuzz/collect-seeds.sh OUT [MSCCLC]}
 MSCCLC=${2:-}
 rm -rf "$OUT"
-mkdir -p "$OUT"/{mscl-source,mlir-text,cost-model,plan-json,bootstrap-wire,tcp-frame,proxy-trigger,selection-table,kernel-entry}
+mkdir -p "$OUT"/{mscl-source,mlir-text,cost-model,plan-json,bootstrap-wire,tcp-frame,proxy-trigger,selection-table,kernel-entry,command-line}
 
 # A seed's name is its path with / as _, so seeds never collide.
 seedname() { echo "$1" | tr / _; }
@@ -139,7 +141,22 @@ key=$(printf 'fuzz' | sha256sum | cut -d' ' -f1)
 entry MSCCLC-AOT-CUBIN-1 "$key" 'ELF bytes' > "$OUT/kernel-entry/aot-cubin"
 entry MSCCLC-AOT-BUNDLE-1 "$key" '{"format": "mscclc-bundle"}' > "$OUT/kernel-entry/aot-bundle"
 entry MSCCLC-CUBIN-2 "$key" 'ELF bytes' > "$OUT/kernel-entry/cache-cubin"
-entry MSCCLC-AOT-CUBIN-1 "$key" 'ELF bytes' | head -c 90 > "$OUT/kernel-entry/truncated"
+# From the file, not a pipe: head leaving early would kill the writer with
+# SIGPIPE, and under pipefail this script with it (it did, under load).
+head -c 90 "$OUT/kernel-entry/aot-cubin" > "$OUT/kernel-entry/truncated"
+
+# Command lines: a first byte (the program), then one argument a line.
+cmdline() { local name=$1; shift; { printf '%s' "$name"; printf '%s\n' "$@"; } > "$OUT/command-line/$name"; }
+cmdline a --ranks=4 --emit=plan
+cmdline b --ranks=3 --instances=2 --emit=cuda --threads-per-block=256
+cmdline c --ranks=2 --simulate --schedules=2 --bytes=4K,64K --dtype=bf16 --redop=max
+cmdline d --ranks=8 --emit=exprs --single-launch
+cmdline e --ranks=4 --emit=hip --embed-headers -Dchunks=2
+cmdline f --ranks=4 --emit=dot --no-passes
+cmdline g --ranks=4 --emit=bundle --gpus-per-node=2 --max-proof-chunks=10
+cmdline h --ranks=0 --instances=5000 --threads-per-block=4294967295 --max-input-bytes=1
+cmdline i --simulate --cost=bw=nan --cost=latency=-1 --seed=7 --op=xor
+cmdline j --emit=plan --arch=sm_90 --rank=5 --dtype=f8zz --verify-each
 
 for dir in fuzz/regressions/*/; do
   [ -d "$dir" ] || continue
