@@ -338,7 +338,9 @@ LogicalResult emitModule(ModuleOp module, llvm::raw_ostream &os) {
     return success();
   }
   if (emitKind == EmitKind::MLIR || emitKind == EmitKind::AST) {
-    module.print(os);
+    // Verified already (after MLIRGen and after the passes): printing need
+    // not walk the whole module once more to check.
+    module.print(os, mlir::OpPrintingFlags().assumeVerified());
     os << "\n";
     return success();
   }

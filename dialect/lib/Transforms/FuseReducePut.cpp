@@ -46,8 +46,7 @@ private:
   Operation *tryFuse(Operation *op, OpBuilder &builder);
   bool isFusablePut(PutOp put, ChunkAttr value, ArrayRef<Attribute> channels,
                     ArrayRef<Attribute> dsts) const;
-  bool keepsCounts(const OpAccesses &fused, const OpAccesses &moving,
-                   PutOp put, bool readOnly);
+  bool keepsCounts(MovedElements &moved, PutOp put, bool readOnly);
   bool needsStore(ChunkAttr value, bool readsValue,
                   const llvm::SmallPtrSetImpl<Operation *> &puts);
   void indexUsers();
@@ -99,21 +98,22 @@ bool FuseReducePutPass::isFusablePut(PutOp put, ChunkAttr value,
   });
 }
 
-/// Whether the reduce_put over `fused` moves what `moving` (the reduce, or
-/// the first put of the source) and `put` moved, at every count. The reduce's
-/// own count must stay: it is what the store and the sent value hold. A put
-/// may send more of the reduced chunk than the reduce wrote (a scratch chunk
-/// after a reduce of user chunks): what lies beyond is stale, and an HB put
-/// may leave it behind, but an LL put must send every packet its reader spins
-/// on, and a put of a source no reduce wrote sends data.
-bool FuseReducePutPass::keepsCounts(const OpAccesses &fused,
-                                    const OpAccesses &moving, PutOp put,
+/// Whether the reduce_put that also sends `put` moves what the reduce (or
+/// the first put of the source) moved, and what `put` moved, at every count.
+/// The reduce's own count must stay: it is what the store and the sent
+/// value hold. A put may send more of the reduced chunk than the reduce
+/// wrote (a scratch chunk after a reduce of user chunks): what lies beyond
+/// is stale, and an HB put may leave it behind, but an LL put must send
+/// every packet its reader spins on, and a put of a source no reduce wrote
+/// sends data.
+bool FuseReducePutPass::keepsCounts(MovedElements &moved, PutOp put,
                                     bool readOnly) {
-  if (!counts->same(fused, moving))
+  if (!moved.keptWith(put.getDst()))
     return false;
   ChannelOp channel = channelTable->lookup(put.getChannelAttr());
   bool ll = channel.getProtocol() && *channel.getProtocol() == Protocol::LL;
-  return !(ll || readOnly) || counts->same(fused, getAccesses(put, &groups));
+  return !(ll || readOnly) ||
+         moved.sameWith(put.getDst(), getAccesses(put, &groups));
 }
 
 bool FuseReducePutPass::needsStore(
@@ -170,21 +170,19 @@ Operation *FuseReducePutPass::tryFuse(Operation *op, OpBuilder &builder) {
   if (putSources.lookup(value) < (readOnly ? 2 : 1))
     return nullptr;
   OpAccesses moving = getAccesses(op, &groups);
+  MovedElements moved(*counts, moving);
   SmallVector<Operation *> puts;
   llvm::SmallPtrSet<Operation *, 8> putSet;
   unsigned scanned = 0;
   for (Operation *next = op->getNextNode(); next && scanned < kFusionWindow;
        next = next->getNextNode(), ++scanned) {
     auto put = dyn_cast<PutOp>(next);
-    OpAccesses fused;
-    if (put && isFusablePut(put, value, channels, dsts)) {
-      fused = moving;
-      fused.writes.push_back({put.getDst(), true});
-    }
-    if (!fused.empty() && keepsCounts(fused, moving, put, readOnly)) {
+    if (put && isFusablePut(put, value, channels, dsts) &&
+        keepsCounts(moved, put, readOnly)) {
       channels.push_back(put.getChannelAttr());
       dsts.push_back(put.getDst());
-      moving = std::move(fused);
+      moving.writes.push_back({put.getDst(), true});
+      moved.add(put.getDst());
       puts.push_back(put);
       putSet.insert(put);
       continue;

@@ -76,26 +76,66 @@ ElementCounts::ElementCounts(ProgramOp program)
       scratch.insert(buffer.getSymName());
 }
 
-Residues ElementCounts::lastMoved(const OpAccesses &operands,
-                                  int64_t step) const {
-  Residues moved(layout.chunks(), /*all=*/true);
+MovedElements::MovedElements(const ElementCounts &counts,
+                             const OpAccesses &operands)
+    : counts(counts) {
   for (llvm::ArrayRef<ChunkAccess> list : {llvm::ArrayRef(operands.reads),
                                            llvm::ArrayRef(operands.writes)})
     for (const ChunkAccess &access : list)
-      moved &= layout.lastElement(!scratch.contains(access.chunk.getBuffer()),
-                                  access.chunk.getIndex() + step);
-  return moved;
+      add(access.chunk);
 }
 
-bool ElementCounts::same(const OpAccesses &a, const OpAccesses &b) const {
-  int64_t steps = 0;
-  for (const OpAccesses *ops : {&a, &b})
-    for (llvm::ArrayRef<ChunkAccess> list :
-         {llvm::ArrayRef(ops->reads), llvm::ArrayRef(ops->writes)})
-      for (const ChunkAccess &access : list)
-        steps = std::max(steps, access.chunk.getCount());
-  for (int64_t step = 0; step < steps; ++step)
-    if (lastMoved(a, step) != lastMoved(b, step))
+const Residues &MovedElements::lastMoved(int64_t step) {
+  while (int64_t(steps.size()) <= step) {
+    int64_t next = int64_t(steps.size());
+    Residues moved(counts.chunks(), /*all=*/true);
+    for (int64_t chunk : chunks)
+      moved &= counts.lastElement({chunk % 2 == 1, chunk / 2 + next});
+    steps.push_back(std::move(moved));
+  }
+  return steps[size_t(step)];
+}
+
+void MovedElements::add(ChunkAttr chunk) {
+  longest = std::max(longest, chunk.getCount());
+  auto [user, index] = counts.at(chunk, 0);
+  if (!chunks.insert(key({user, index})).second)
+    return;
+  for (size_t step = 0; step < steps.size(); ++step)
+    steps[step] &= counts.lastElement({user, index + int64_t(step)});
+}
+
+bool MovedElements::keptWith(ChunkAttr chunk) {
+  // The same chunks at every step: the same elements.
+  if (chunks.contains(key(counts.at(chunk, 0))))
+    return true;
+  int64_t last = std::max(longest, chunk.getCount());
+  for (int64_t step = 0; step < last; ++step) {
+    const Residues &before = lastMoved(step);
+    Residues after = before;
+    after &= counts.lastElement(counts.at(chunk, step));
+    if (after != before)
       return false;
+  }
+  return true;
+}
+
+bool MovedElements::sameWith(ChunkAttr chunk, const OpAccesses &other) {
+  int64_t last = std::max(longest, chunk.getCount());
+  for (llvm::ArrayRef<ChunkAccess> list :
+       {llvm::ArrayRef(other.reads), llvm::ArrayRef(other.writes)})
+    for (const ChunkAccess &access : list)
+      last = std::max(last, access.chunk.getCount());
+  for (int64_t step = 0; step < last; ++step) {
+    Residues mine = lastMoved(step);
+    mine &= counts.lastElement(counts.at(chunk, step));
+    Residues theirs(counts.chunks(), /*all=*/true);
+    for (llvm::ArrayRef<ChunkAccess> list :
+         {llvm::ArrayRef(other.reads), llvm::ArrayRef(other.writes)})
+      for (const ChunkAccess &access : list)
+        theirs &= counts.lastElement(counts.at(access.chunk, step));
+    if (mine != theirs)
+      return false;
+  }
   return true;
 }

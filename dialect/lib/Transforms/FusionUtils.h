@@ -5,6 +5,7 @@
 #include "mscl/Analysis/Accesses.h"
 #include "mscl/IR/MsclLayout.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -46,16 +47,55 @@ bool canSinkPast(mlir::Operation *op, const PacketBuffers &packets);
 class ElementCounts {
 public:
   explicit ElementCounts(ProgramOp program);
-  /// Whether an operation over the chunk runs of `a` and one over those of
-  /// `b` move the same elements of every chunk step at every count.
-  bool same(const OpAccesses &a, const OpAccesses &b) const;
+
+  /// A chunk of an operation at one of its chunk steps: whether it is a
+  /// user chunk (whose size depends on its index) or a scratch chunk, and
+  /// its index. Operations over the same such chunks move the same
+  /// elements.
+  using ChunkStep = std::pair<bool, int64_t>;
+  ChunkStep at(ChunkAttr chunk, int64_t step) const {
+    return {!scratch.contains(chunk.getBuffer()), chunk.getIndex() + step};
+  }
+  /// The residues at which `chunk` has its last element.
+  const Residues &lastElement(ChunkStep chunk) const {
+    return layout.lastElement(chunk.first, chunk.second);
+  }
+  int64_t chunks() const { return layout.chunks(); }
 
 private:
-  /// The residues at which chunk step `step` moves its last element.
-  Residues lastMoved(const OpAccesses &operands, int64_t step) const;
-
   ChunkLayout layout;
   llvm::StringSet<> scratch;
+};
+
+/// The elements an operation moves as operands join it one at a time (a
+/// fusion): the chunks it names and, per chunk step (up to its longest
+/// operand run), the residues at which it moves its last element. Asking
+/// about one more operand does not walk the others again.
+class MovedElements {
+public:
+  MovedElements(const ElementCounts &counts, const OpAccesses &operands);
+  /// Whether the operation with `chunk` as one more operand moves the same
+  /// elements of every chunk step at every count.
+  bool keptWith(ChunkAttr chunk);
+  /// Whether the operation with `chunk` as one more operand moves, at every
+  /// chunk step and count, what an operation over `other` moves.
+  bool sameWith(ChunkAttr chunk, const OpAccesses &other);
+  void add(ChunkAttr chunk);
+
+private:
+  /// The residues of chunk step `step` (worked out when first asked).
+  const Residues &lastMoved(int64_t step);
+
+  const ElementCounts &counts;
+  /// The operands' chunks at step 0, distinct, as index * 2 + user (a
+  /// DenseSet key: DenseMapInfo has no bool).
+  llvm::DenseSet<int64_t> chunks;
+  static int64_t key(ElementCounts::ChunkStep chunk) {
+    return chunk.second * 2 + (chunk.first ? 1 : 0);
+  }
+  /// The most chunks an operand names: the operation's chunk steps.
+  int64_t longest = 0;
+  std::vector<Residues> steps;
 };
 
 /// Calls `fn` on every block that holds thread-block operations: each
