@@ -1,6 +1,7 @@
 //===- Plan.cpp - Parsing and validating execution plans ------------------===//
 
 #include "mscclc/runtime/Plan.h"
+#include "mscclc/runtime/JsonDepth.h"
 
 #include "mscclc/device/KernelArgs.h"
 #include "mscclc/device/Layout.h"
@@ -536,27 +537,6 @@ using Wide = unsigned __int128;
 uint64_t saturate(Wide v) { return v > UINT64_MAX ? UINT64_MAX : uint64_t(v); }
 
 } // namespace
-
-int jsonNestingDepth(const std::string &text) {
-  int depth = 0, deepest = 0;
-  bool inString = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (inString) {
-      if (c == '\\')
-        ++i; // the escaped character, a quote among them
-      else if (c == '"')
-        inString = false;
-    } else if (c == '"') {
-      inString = true;
-    } else if (c == '[' || c == '{') {
-      deepest = std::max(deepest, ++depth);
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return deepest;
-}
 
 Status checkKernelsDefined(const Plan &plan, const std::string &source) {
   // A kernel is defined where its name is followed by its parameter list:

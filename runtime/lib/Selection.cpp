@@ -4,6 +4,7 @@
 #include "mscclc/runtime/Files.h"
 #include "mscclc/runtime/Hash.h"
 #include "mscclc/runtime/Plan.h"
+#include "mscclc/runtime/JsonDepth.h"
 
 #include <nlohmann/json.hpp>
 

@@ -2,6 +2,7 @@
 
 #include "mscclc/runtime/TunedTable.h"
 #include "mscclc/runtime/Plan.h"
+#include "mscclc/runtime/JsonDepth.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

@@ -1,6 +1,7 @@
 //===- CostModel.cpp - Cost model settings and size parsing --------------===//
 
 #include "mscclc/Simulator/Simulator.h"
+#include "mscclc/runtime/JsonDepth.h"
 
 #include "llvm/Support/JSON.h"
 #include <algorithm>
@@ -64,29 +65,6 @@ std::string setChecked(CostModel &model, llvm::StringRef key, double value) {
   return "";
 }
 
-/// How deep the text's arrays and objects nest (strings skipped), counted
-/// without recursion: llvm::json::parse recurses, and a cost model nested
-/// thousands deep would overflow its stack.
-int nestingDepth(llvm::StringRef text) {
-  int depth = 0, deepest = 0;
-  bool inString = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (inString) {
-      if (c == '\\')
-        ++i;
-      else if (c == '"')
-        inString = false;
-    } else if (c == '"') {
-      inString = true;
-    } else if (c == '{' || c == '[') {
-      deepest = std::max(deepest, ++depth);
-    } else if (c == '}' || c == ']') {
-      --depth;
-    }
-  }
-  return deepest;
-}
 } // namespace
 
 std::vector<std::pair<std::string, double>> CostModel::entries() const {
@@ -99,7 +77,7 @@ std::vector<std::pair<std::string, double>> CostModel::entries() const {
 std::string mscclc::sim::parseCostModel(llvm::StringRef text,
                                         llvm::StringRef name,
                                         CostModel &model) {
-  if (nestingDepth(text) > 1)
+  if (mscclc::jsonNestingDepth(std::string_view(text)) > 1)
     return "cost model '" + name.str() +
            "' must be one JSON object of numbers, with nothing nested";
   llvm::Expected<llvm::json::Value> json = llvm::json::parse(text);

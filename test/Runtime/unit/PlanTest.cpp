@@ -2,9 +2,11 @@
 
 #include "mscclc/runtime/Plan.h"
 #include "mscclc/runtime/DeviceErrorText.h"
+#include "mscclc/runtime/JsonDepth.h"
 
 #include "mscclc/device/Layout.h"
 
+#include "JsonDamage.h"
 #include "TestFiles.h"
 
 #include <gtest/gtest.h>
@@ -343,17 +345,10 @@ std::string planFixture(const std::string &name) {
   return text;
 }
 
-/// One damage: the field (a JSON pointer), its new value (or, when
-/// `remove`, none), and what the refusal must say.
-struct Damage {
-  std::string pointer;
-  Json value;
-  std::string needle;
-  bool remove = false;
-};
+using Damage = mscclc::test::JsonDamage<Json>;
 
 Damage removed(std::string pointer, std::string needle) {
-  return {std::move(pointer), nullptr, std::move(needle), true};
+  return mscclc::test::removedField<Json>(std::move(pointer), std::move(needle));
 }
 
 /// Applies each damage to `fixture` alone and expects parsePlan to refuse.
@@ -364,18 +359,8 @@ void expectEachRefused(const std::string &fixture,
   Status ok = parsePlan(good.dump(), &p);
   ASSERT_TRUE(ok.isOk()) << fixture << ": " << ok.message();
   for (const Damage &d : damages) {
-    Json bad = good;
-    Json::json_pointer at(d.pointer);
-    Json &parent = bad[at.parent_pointer()];
-    if (d.remove && parent.is_array())
-      parent.erase(std::stoul(at.back()));
-    else if (d.remove)
-      parent.erase(at.back());
-    else
-      bad[at] = d.value;
-    Status s = parsePlan(bad.dump(), &p);
-    std::string what = fixture + " " + d.pointer +
-                       (d.remove ? " removed" : " = " + d.value.dump());
+    Status s = parsePlan(mscclc::test::damaged(good, d).dump(), &p);
+    std::string what = fixture + " " + d.describe();
     EXPECT_FALSE(s.isOk()) << what << ": accepted";
     EXPECT_NE(s.message().find(d.needle), std::string::npos)
         << what << ": want '" << d.needle << "' in: " << s.message();
@@ -658,7 +643,7 @@ TEST(PlanDamageTest, DeepNestingIsRefused) {
   deep.insert(deep.rfind('}'), ", \"futureKey\": " + std::string(50000, '[') +
                                    std::string(50000, ']'));
   expectRejected(deep, "JSON nested 50001 deep, more than the limit of 64");
-  EXPECT_EQ(jsonNestingDepth("{\"a\": \"[[[{{\\\"[\", \"b\": [[1]]}"), 3);
+  EXPECT_EQ(mscclc::jsonNestingDepth("{\"a\": \"[[[{{\\\"[\", \"b\": [[1]]}"), 3);
 }
 
 // Where the compiler is at hand: every stdlib program's plan passes the

@@ -11,6 +11,7 @@
 #include "mscclc/runtime/TunedTable.h"
 #include "mscclc/runtime/Files.h"
 
+#include "JsonDamage.h"
 #include "TestFiles.h"
 
 #include <gtest/gtest.h>
@@ -587,28 +588,10 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-struct TableDamage {
-  std::string pointer;
-  Json value;
-  std::string needle;
-  bool remove = false;
-};
+using TableDamage = mscclc::test::JsonDamage<Json>;
 
 TableDamage without(std::string pointer, std::string needle) {
-  return {std::move(pointer), nullptr, std::move(needle), true};
-}
-
-Json damaged(const Json &good, const TableDamage &d) {
-  Json bad = good;
-  Json::json_pointer at(d.pointer);
-  Json &parent = bad[at.parent_pointer()];
-  if (d.remove && parent.is_array())
-    parent.erase(std::stoul(at.back()));
-  else if (d.remove)
-    parent.erase(at.back());
-  else
-    bad[at] = d.value;
-  return bad;
+  return mscclc::test::removedField<Json>(std::move(pointer), std::move(needle));
 }
 
 /// Damages the catalog (`inCatalog`) or the table; each must be refused
@@ -620,14 +603,14 @@ void expectTablesRefused(bool inCatalog, const std::vector<TableDamage> &all) {
   ASSERT_TRUE(readFile(d + "/selection.json", &table).isOk());
   Json good = Json::parse(inCatalog ? catalog : table);
   for (const TableDamage &dmg : all) {
-    std::string text = damaged(good, dmg).dump(1);
+    std::string text = mscclc::test::damaged(good, dmg).dump(1);
     SelectionTable t;
     Status s = inCatalog
                    ? SelectionTable::parse(text, "algorithms.json", table,
                                            "selection.json", &t)
                    : SelectionTable::parse(catalog, "algorithms.json", text,
                                            "selection.json", &t);
-    std::string what = dmg.pointer + (dmg.remove ? " removed" : " = " + dmg.value.dump());
+    std::string what = dmg.describe();
     EXPECT_FALSE(s.isOk()) << what << ": accepted";
     EXPECT_NE(s.message().find(dmg.needle), std::string::npos)
         << what << ": want '" << dmg.needle << "' in: " << s.message();

@@ -135,11 +135,6 @@ Status parsePlan(const std::string &json, Plan *plan);
 /// defined in `source`, the program's CUDA or HIP source.
 Status checkKernelsDefined(const Plan &plan, const std::string &source);
 
-/// How deep arrays and objects nest in JSON `text` (strings skipped); for
-/// text that is no JSON, a number that means nothing. The runtime refuses
-/// documents deeper than limits::kMaxJsonDepth.
-int jsonNestingDepth(const std::string &text);
-
 /// Element size of an MSCCLC_DTYPE name, 0 when unknown.
 size_t dtypeSize(const std::string &dtype);
 
