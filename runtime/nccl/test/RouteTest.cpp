@@ -15,6 +15,10 @@
 #include <gtest/gtest.h>
 
 #include <dlfcn.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <string>
 
 #include <algorithm>
 
@@ -381,6 +385,55 @@ TEST(RealNccl, TheForcedLibraryIsLoadedOrRefusedWithTheReason) {
     EXPECT_TRUE(calledByRealNccl(reinterpret_cast<void *>(&realNccl)));
   }
   EXPECT_FALSE(insideRealNccl());
+}
+
+
+// Run by ctest with MSCCLC_FAKE_NCCL naming a stand-in NCCL (FakeNccl.c)
+// and EXPECT_SEARCH naming a layout: the stand-in is copied where the
+// search looks first (a PYTHONPATH folder's nvidia/nccl/lib), writable by
+// others ("file-writable"), in a folder writable by others
+// ("folder-writable"), or neither ("safe"). The search must skip a library
+// another user could change, and load one only this user can.
+TEST(RealNccl, TheSearchSkipsLibrariesOthersCouldChange) {
+  const char *fake = getenv("MSCCLC_FAKE_NCCL");
+  const char *expect = getenv("EXPECT_SEARCH");
+  if (!fake || !expect)
+    GTEST_SKIP() << "MSCCLC_FAKE_NCCL or EXPECT_SEARCH is not set";
+  std::string layout = expect;
+  ASSERT_EQ(getenv("MSCCLC_NCCL_LIBRARY"), nullptr)
+      << "a forced library is loaded without a search";
+  char tmpl[] = "/tmp/mscclc-nccl-search-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  namespace fs = std::filesystem;
+  const fs::path root = tmpl, lib = root / "site/nvidia/nccl/lib";
+  const std::string ours = (lib / "libnccl.so.2").string();
+  fs::create_directories(lib);
+  fs::copy_file(fake, ours);
+  ASSERT_EQ(chmod(ours.c_str(), layout == "file-writable" ? 0666 : 0755), 0);
+  ASSERT_EQ(chmod(lib.c_str(), layout == "folder-writable" ? 0777 : 0755), 0);
+  setenv("PYTHONPATH", (root / "site").c_str(), 1);
+
+  std::string why;
+  const RealNccl *real = realNccl(&why);
+  if (layout == "safe") {
+    ASSERT_NE(real, nullptr) << why;
+    EXPECT_EQ(real->path, ours);
+  } else {
+    // Another NCCL further on in the search (a system's) may load; this
+    // one never does, and where none loads, the reason names it.
+    EXPECT_TRUE(real == nullptr || real->path != ours) << "loaded " << ours;
+    if (!real) {
+      std::string want = layout == "file-writable"
+                             ? ours + " is writable by others (mode 0666)"
+                             : lib.string() +
+                                   " is writable by group and others (mode 0777)";
+      EXPECT_NE(why.find(want), std::string::npos) << why;
+      EXPECT_NE(why.find("skipped (set MSCCLC_NCCL_LIBRARY"), std::string::npos)
+          << why;
+    }
+  }
+  std::error_code ignored;
+  fs::remove_all(root, ignored);
 }
 
 } // namespace
