@@ -209,42 +209,45 @@ void startRootThread(Fd listener, const IdLayout &id, bool counted) {
   }).detach();
 }
 
-/// The secret of an id made from an address: the SHA-256 of the address
-/// and MSCCLC_BOOTSTRAP_SECRET, so every rank given the same variable
+/// The secret of an id made from an address: HMAC-SHA256 of the address
+/// under MSCCLC_BOOTSTRAP_SECRET, so every rank given the same variable
 /// derives it, and a root's secret gives away neither the variable nor
 /// another root's secret. Without the variable anyone who reaches the
-/// address could join: refused unless MSCCLC_BOOTSTRAP_ALLOW_NO_SECRET=1.
+/// address could join: refused unless MSCCLC_BOOTSTRAP_ALLOW_NO_SECRET=1,
+/// and then the SHA-256 of the address (a secret anyone can work out).
 Status addressSecret(const WireAddr &root, uint8_t out[kSecretBytes]) {
   // The settings module refuses a secret that is certainly not random
   // (docs/settings.md, "Parsing"), without repeating it.
   std::string secret;
   MSCCLC_TRY(get(setting::BootstrapSecret, &secret));
-  Sha256 h;
-  h.field("mscclc bootstrap secret v2");
-  h.field(describe(root));
+  static_assert(kSecretBytes == kSha256Bytes);
+  const std::string message = "mscclc bootstrap secret v3\n" + describe(root);
   if (!secret.empty()) {
-    h.field(secret);
-  } else {
-    bool allowed = false;
-    MSCCLC_TRY(get(setting::BootstrapAllowNoSecret, &allowed));
-    if (!allowed)
-      return invalidArgument(fmt::format(
-          "bootstrap: an id made from the address {} needs a secret, else "
-          "any process that reaches that address can join the "
-          "communicator: set MSCCLC_BOOTSTRAP_SECRET to the same random "
-          "value on every rank (e.g. `export MSCCLC_BOOTSTRAP_SECRET=$(openssl "
-          "rand -hex 16)` in the launcher), or set "
-          "MSCCLC_BOOTSTRAP_ALLOW_NO_SECRET=1 to go without one",
-          describe(root)));
-    static std::once_flag warned;
-    std::call_once(warned, [&] {
-      MSCCLC_LOG(Warn,
-                 "bootstrap: MSCCLC_BOOTSTRAP_ALLOW_NO_SECRET=1 and no "
-                 "MSCCLC_BOOTSTRAP_SECRET: any process that reaches {} can "
-                 "join the communicator",
-                 describe(root));
-    });
+    hmacSha256(reinterpret_cast<const uint8_t *>(secret.data()),
+               secret.size(), message.data(), message.size(), out);
+    return Status::ok();
   }
+  bool allowed = false;
+  MSCCLC_TRY(get(setting::BootstrapAllowNoSecret, &allowed));
+  if (!allowed)
+    return invalidArgument(fmt::format(
+        "bootstrap: an id made from the address {} needs a secret, else "
+        "any process that reaches that address can join the "
+        "communicator: set MSCCLC_BOOTSTRAP_SECRET to the same random "
+        "value on every rank (e.g. `export MSCCLC_BOOTSTRAP_SECRET=$(openssl "
+        "rand -hex 16)` in the launcher), or set "
+        "MSCCLC_BOOTSTRAP_ALLOW_NO_SECRET=1 to go without one",
+        describe(root)));
+  static std::once_flag warned;
+  std::call_once(warned, [&] {
+    MSCCLC_LOG(Warn,
+               "bootstrap: MSCCLC_BOOTSTRAP_ALLOW_NO_SECRET=1 and no "
+               "MSCCLC_BOOTSTRAP_SECRET: any process that reaches {} can "
+               "join the communicator",
+               describe(root));
+  });
+  Sha256 h;
+  h.update(message);
   h.digest(out);
   return Status::ok();
 }
