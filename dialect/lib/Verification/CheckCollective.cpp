@@ -231,7 +231,7 @@ bool CollectiveChecker::checkChunk(int64_t r, int64_t j) {
                    "results in scratch"});
   }
   if (!report(writer, r, j,
-              differences(r, j, contributionsOf(evaluation->value(slot).expr),
+              differences(r, j, contributionsOf(evaluation->expr(slot)),
                           writer != nullptr)))
     return false;
   return checkLastElement(r, j);
@@ -248,7 +248,7 @@ const Evaluation &CollectiveChecker::atResidue(int64_t residue) {
 
 bool CollectiveChecker::checkLastElement(int64_t r, int64_t j) {
   int64_t slot = outputSlot(r, j);
-  const SlotValue &body = evaluation->value(slot);
+  const ExprId body = evaluation->expr(slot);
   // The residues where the last element may hold something else: the
   // sets are exact but for a value written back after another, so each is
   // evaluated on its own (usually the first fails).
@@ -257,16 +257,16 @@ bool CollectiveChecker::checkLastElement(int64_t r, int64_t j) {
     if (!wrong.test(residue))
       continue;
     const Evaluation &at = atResidue(residue);
-    const SlotValue &last = at.value(slot);
-    if (last.expr == body.expr)
+    const ExprId last = at.expr(slot);
+    if (last == body)
       continue;
     Operation *writer = at.lastWriter(slot);
     std::vector<std::string> problems =
-        differences(r, j, contributionsOf(last.expr), writer != nullptr);
+        differences(r, j, contributionsOf(last), writer != nullptr);
     if (problems.empty())
-      problems.push_back("is computed as " + pool.str(last.expr) +
+      problems.push_back("is computed as " + pool.str(last) +
                          " while the rest of the chunk is " +
-                         pool.str(body.expr) +
+                         pool.str(body) +
                          ", in another order (so its bits may differ)");
     int64_t k = model.layout.chunks();
     std::string when;
@@ -287,10 +287,10 @@ bool CollectiveChecker::checkSameBits() {
     return true;
   bool ok = true;
   for (int64_t j = 0; j < outChunks; ++j) {
-    ExprId first = evaluation->value(outputSlot(0, j)).expr;
+    ExprId first = evaluation->expr(outputSlot(0, j));
     for (int64_t r = 1; r < ranks; ++r) {
       int64_t slot = outputSlot(r, j);
-      ExprId expr = evaluation->value(slot).expr;
+      ExprId expr = evaluation->expr(slot);
       if (expr == first)
         continue;
       ok = report(evaluation->lastWriter(slot), r, j,

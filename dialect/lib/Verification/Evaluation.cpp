@@ -11,32 +11,41 @@ Evaluation::Evaluation(const ProgramModel &model, ExprPool &pool,
                        llvm::ArrayRef<InputChunk> inputs,
                        std::optional<int64_t> residue)
     : model(model), pool(pool), residue(residue) {
-  chunkOf.resize(model.numSlots());
-  for (int64_t r = 0; r < model.ranks; ++r)
-    for (const BufferInfo &buffer : model.buffers)
-      for (int64_t j = 0; j < buffer.chunks; ++j)
-        chunkOf[model.slot(r, &buffer - model.buffers.data(), j)] = {
-            buffer.user, j};
   // Uninitialised everywhere, last elements too. `last` may hold residues
   // at which a chunk has no last element (they are never asked about):
   // "all" needs no bits, where the chunk's own set would take K of them.
-  values.assign(model.numSlots(),
-                SlotValue{ExprPool::kUninitialised,
-                          Residues(model.layout.chunks(), /*all=*/true)});
-  writers.assign(model.numSlots(), nullptr);
+  exprs.assign(model.numSlots(), ExprPool::kUninitialised);
+  lastOf.assign(model.numSlots(), 0);
+  lasts.push_back(Residues(model.layout.chunks(), /*all=*/true));
   for (const InputChunk &in : inputs)
-    values[in.slot].expr = pool.leaf(in.rank, in.chunk);
+    exprs[in.slot] = pool.leaf(in.rank, in.chunk);
 }
 
 const Residues &Evaluation::lastElement(int64_t slot) const {
-  return model.layout.lastElement(chunkOf[slot].first, chunkOf[slot].second);
+  auto [buffer, index] = model.chunkOfSlot(slot);
+  return model.layout.lastElement(model.buffers[buffer].user, index);
 }
 
 Residues Evaluation::lastMissing(int64_t slot) const {
-  const Residues &held = values[slot].last;
+  const Residues &held = last(slot);
   if (held.full())
     return Residues::none(model.layout.chunks());
   return lastElement(slot).minus(held);
+}
+
+void Evaluation::store(int64_t slot, SlotValue value, Operation *writer) {
+  exprs[slot] = value.expr;
+  writers[slot] = writer;
+  if (residue)
+    return; // `last` is unused
+  if (value.last.full()) {
+    lastOf[slot] = 0;
+  } else if (lastOf[slot] != 0) {
+    lasts[lastOf[slot]] = std::move(value.last);
+  } else {
+    lastOf[slot] = static_cast<uint32_t>(lasts.size());
+    lasts.push_back(std::move(value.last));
+  }
 }
 
 void Evaluation::execute(const Step &step) {
@@ -46,7 +55,7 @@ void Evaluation::execute(const Step &step) {
     SlotValue value;
   };
   llvm::SmallVector<Result, 4> results;
-  llvm::SmallVector<ExprId, 8> exprs;
+  llvm::SmallVector<ExprId, 8> operands;
   size_t previous = 0; // first result of the previous move
   for (const Move &move : step.moves) {
     size_t first = results.size();
@@ -63,11 +72,11 @@ void Evaluation::execute(const Step &step) {
         // Same sources as the previous move: same value, computed once.
         result.value = results[previous + j].value;
       } else {
-        exprs.clear();
+        operands.clear();
         for (const Range &src : move.sources())
-          exprs.push_back(values[model.slot(src, j)].expr);
-        result.value.expr = move.switchReduce ? pool.switchReduce(exprs)
-                                              : pool.reduce(exprs);
+          operands.push_back(exprs[model.slot(src, j)]);
+        result.value.expr = move.switchReduce ? pool.switchReduce(operands)
+                                              : pool.reduce(operands);
       }
       if (!residue) {
         // The last element holds the value where the step moved it from
@@ -76,19 +85,16 @@ void Evaluation::execute(const Step &step) {
         // value did not change.
         result.value.last = moved;
         for (const Range &src : move.sources())
-          result.value.last &= values[model.slot(src, j)].last;
-        const SlotValue &old = values[dst];
-        if (old.expr == result.value.expr)
-          result.value.last |= old.last.minus(moved);
+          result.value.last &= last(model.slot(src, j));
+        if (exprs[dst] == result.value.expr)
+          result.value.last |= last(dst).minus(moved);
       }
       results.push_back(std::move(result));
     }
     previous = first;
   }
-  for (Result &result : results) {
-    values[result.slot] = std::move(result.value);
-    writers[result.slot] = step.op;
-  }
+  for (Result &result : results)
+    store(result.slot, std::move(result.value), step.op);
 }
 
 bool Evaluation::run() {

@@ -29,6 +29,8 @@
 
 #include "mscl/IR/MsclLayout.h"
 
+#include "llvm/ADT/DenseMap.h"
+
 #include <optional>
 
 namespace mscl::verify {
@@ -57,9 +59,12 @@ public:
   /// Runs the schedule; false when the program does not run to completion.
   bool run();
 
-  const SlotValue &value(int64_t slot) const { return values[slot]; }
+  /// The expression `slot` holds.
+  ExprId expr(int64_t slot) const { return exprs[slot]; }
   /// The operation that last wrote `slot`, null when nothing did.
-  mlir::Operation *lastWriter(int64_t slot) const { return writers[slot]; }
+  mlir::Operation *lastWriter(int64_t slot) const {
+    return writers.lookup(slot);
+  }
   /// The residues at which `slot`'s chunk has a last element.
   const Residues &lastElement(int64_t slot) const;
   /// The residues at which `slot`'s chunk has a last element that does not
@@ -68,14 +73,22 @@ public:
 
 private:
   void execute(const Step &step);
+  /// The residues at which `slot`'s last element holds its expression.
+  const Residues &last(int64_t slot) const { return lasts[lastOf[slot]]; }
+  void store(int64_t slot, SlotValue value, mlir::Operation *writer);
 
   const ProgramModel &model;
   ExprPool &pool;
   std::optional<int64_t> residue;
-  std::vector<SlotValue> values;
-  std::vector<mlir::Operation *> writers;
-  /// Per slot: its buffer is a user buffer, and its chunk index.
-  std::vector<std::pair<bool, int64_t>> chunkOf;
+  // What the slots hold, 8 bytes a slot and more only for those written, so
+  // that a program's cost follows its operations, not the chunks it
+  // declares: every slot's expression; where its last element holds it,
+  // as an index into `lasts` (0: at every residue, what an unwritten
+  // slot's last element does); who wrote it last.
+  std::vector<ExprId> exprs;
+  std::vector<uint32_t> lastOf;
+  std::vector<Residues> lasts;
+  llvm::DenseMap<int64_t, mlir::Operation *> writers;
 };
 
 } // namespace mscl::verify

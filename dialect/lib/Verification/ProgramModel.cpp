@@ -175,6 +175,17 @@ Range ProgramModel::toRange(ChunkAttr chunk) const {
   return range;
 }
 
+std::pair<int, int64_t> ProgramModel::chunkOfSlot(int64_t slot) const {
+  int64_t offset = slot % slotsPerRank;
+  // Buffers lie one after the other, by offset (parity twins last).
+  auto after = llvm::upper_bound(buffers, offset,
+                                 [](int64_t o, const BufferInfo &buffer) {
+                                   return o < buffer.offset;
+                                 });
+  int buffer = static_cast<int>(after - buffers.begin()) - 1;
+  return {buffer, offset - buffers[size_t(buffer)].offset};
+}
+
 int ProgramModel::channelOf(Attribute ref) const {
   auto cached = channelOfRef.find(ref);
   if (cached != channelOfRef.end())

@@ -179,6 +179,8 @@ public:
   int64_t slot(int64_t rank, int buffer, int64_t index) const {
     return rank * slotsPerRank + buffers[buffer].offset + index;
   }
+  /// The buffer (an index into `buffers`) and chunk index of `slot`.
+  std::pair<int, int64_t> chunkOfSlot(int64_t slot) const;
   int64_t slot(const Range &range, int64_t j) const {
     return slot(range.rank, range.buffer, range.index + j);
   }

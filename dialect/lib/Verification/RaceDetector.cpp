@@ -115,7 +115,7 @@ struct RaceDetector::Impl {
       : model(model), scheduler(scheduler),
         clocks(model.blocks.size() + model.ranks,
                Clock(model.blocks.size() + model.ranks, 0)),
-        slots(model.numSlots()), shared(model.blocks.size() + model.ranks),
+        stateOf(model.numSlots(), kNoState), shared(model.blocks.size() + model.ranks),
         snapshots(model.channels.size()),
         snapshotHead(model.channels.size(), 0),
         signalsSent(model.channels.size(), 0),
@@ -202,7 +202,20 @@ struct RaceDetector::Impl {
   const ProgramModel &model;
   const Scheduler &scheduler;
   std::vector<Clock> clocks;
-  std::vector<SlotState> slots;
+  /// Per slot, its accesses: an index into `states`, kNoState for a slot
+  /// nothing touched yet (4 bytes a slot, the rest only for those touched,
+  /// so that the cost follows the program's operations).
+  static constexpr uint32_t kNoState = ~0u;
+  std::vector<uint32_t> stateOf;
+  std::vector<SlotState> states;
+  SlotState &slotState(int64_t slot) {
+    uint32_t &index = stateOf[size_t(slot)];
+    if (index == kNoState) {
+      index = static_cast<uint32_t>(states.size());
+      states.emplace_back();
+    }
+    return states[index];
+  }
   /// Per block: a copy of its clock still valid but for its own component.
   std::vector<std::shared_ptr<const Clock>> shared;
   /// Per channel: clocks at its signals not yet consumed by a wait.
@@ -394,7 +407,7 @@ void RaceDetector::Impl::report(int64_t slot, const Access &prev,
 
 void RaceDetector::Impl::read(int64_t slot, const Clock &clock,
                               const Access &cur) {
-  SlotState &state = slots[slot];
+  SlotState &state = slotState(slot);
   if (state.write.op && !ordered(clock, state.write, cur))
     report(slot, state.write, cur, true, false);
   // One plain read per block suffices (program order); a port put's read
@@ -414,7 +427,7 @@ void RaceDetector::Impl::read(int64_t slot, const Clock &clock,
 
 void RaceDetector::Impl::write(int64_t slot, const Clock &clock,
                                const Access &cur) {
-  SlotState &state = slots[slot];
+  SlotState &state = slotState(slot);
   if (state.write.op && !ordered(clock, state.write, cur))
     report(slot, state.write, cur, true, true);
   for (const Access &prev : state.reads) {

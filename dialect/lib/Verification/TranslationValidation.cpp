@@ -80,8 +80,7 @@ std::optional<Snapshot> evaluate(ProgramOp program, ExprPool &pool) {
   s.ranks = model.ranks;
   for (int64_t r = 0; r < s.ranks; ++r)
     for (int64_t j = 0; j < s.outChunks; ++j) {
-      const SlotValue &value = evaluation.value(user->outputSlot(model, r, j));
-      s.exprs.push_back(value.expr);
+      s.exprs.push_back(evaluation.expr(user->outputSlot(model, r, j)));
       s.lastMissing.push_back(
           evaluation.lastMissing(user->outputSlot(model, r, j)));
       s.writers.push_back(evaluation.lastWriter(user->outputSlot(model, r, j)));

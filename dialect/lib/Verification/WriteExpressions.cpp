@@ -31,7 +31,7 @@ LogicalResult mscl::writeExpressions(ProgramOp program, raw_ostream &os) {
   std::vector<ExprId> stack;
   for (int64_t r = 0; r < user->ranks; ++r)
     for (int64_t j = 0; j < user->outChunks; ++j)
-      stack.push_back(evaluation.value(user->outputSlot(model, r, j)).expr);
+      stack.push_back(evaluation.expr(user->outputSlot(model, r, j)));
   llvm::DenseSet<ExprId> seen;
   while (!stack.empty()) {
     ExprId id = stack.back();
@@ -82,22 +82,22 @@ LogicalResult mscl::writeExpressions(ProgramOp program, raw_ostream &os) {
                                            residue);
       entry->run();
     }
-    return entry->value(slot).expr;
+    return entry->expr(slot);
   };
   llvm::json::Array outputs;
   for (int64_t r = 0; r < user->ranks; ++r)
     for (int64_t j = 0; j < user->outChunks; ++j) {
       int64_t slot = user->outputSlot(model, r, j);
-      const SlotValue &value = evaluation.value(slot);
+      const ExprId value = evaluation.expr(slot);
       llvm::json::Array wrong;
       Residues bad = evaluation.lastMissing(slot);
       for (int64_t q = 0; q < model.chunks; ++q)
-        if (bad.test(q) && lastAt(q, slot) != value.expr)
+        if (bad.test(q) && lastAt(q, slot) != value)
           wrong.push_back(q);
       outputs.push_back(llvm::json::Object{
           {"rank", r},
           {"chunk", j},
-          {"expr", number[value.expr]},
+          {"expr", number[value]},
           {"lastElementDiffers", std::move(wrong)}});
     }
   llvm::json::Object doc{
