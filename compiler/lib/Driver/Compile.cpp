@@ -48,7 +48,7 @@ LogicalResult checkProofSize(ModuleOp module, int64_t limit) {
                         << program.getRanks()
                         << " ranks), more than the limit of " << limit
                         << "; declare fewer chunks, or raise the limit with "
-                           "--max-proof-chunks (about 200 bytes a chunk)";
+                           "--max-proof-chunks (about 40 bytes a chunk)";
     result = failure();
   });
   return result;

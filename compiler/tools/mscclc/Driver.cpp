@@ -76,7 +76,7 @@ cl::opt<int64_t> instances("instances",
 cl::opt<int64_t> maxProofChunks(
     "max-proof-chunks",
     cl::desc("Most chunks (all buffers, all ranks, after replication) the "
-             "static proof may track; about 200 bytes each (default 2^24)"),
+             "static proof may track; about 40 bytes each (default 2^24)"),
     cl::init(mscclc::CompileOptions::kDefaultMaxProofChunks),
     cl::cat(mscclcCategory));
 cl::list<std::string> defines("D", cl::Prefix,

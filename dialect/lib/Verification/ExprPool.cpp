@@ -13,10 +13,18 @@ using namespace mscl::verify;
 ExprPool::ExprPool() { nodes.push_back(Node{Kind::Uninitialised}); }
 
 ExprId ExprPool::leaf(int64_t rank, int64_t chunk) {
-  auto [it, fresh] = leaves.try_emplace({rank, chunk}, ExprId(nodes.size()));
-  if (fresh)
+  assert(rank >= 0 && chunk >= 0 && "leaves are input chunks of ranks");
+  if (size_t(rank) >= leaves.size())
+    leaves.resize(size_t(rank) + 1);
+  std::vector<ExprId> &ofRank = leaves[size_t(rank)];
+  if (size_t(chunk) >= ofRank.size())
+    ofRank.resize(std::max(size_t(chunk) + 1, ofRank.size() * 2), kNoLeaf);
+  ExprId &id = ofRank[size_t(chunk)];
+  if (id == kNoLeaf) {
+    id = ExprId(nodes.size());
     nodes.push_back(Node{Kind::Leaf, rank, chunk});
-  return it->second;
+  }
+  return id;
 }
 
 ExprId ExprPool::apply(ExprId a, ExprId b) {

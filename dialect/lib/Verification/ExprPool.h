@@ -92,7 +92,11 @@ private:
 
   std::vector<Node> nodes;
   std::vector<ExprId> lists;
-  llvm::DenseMap<std::pair<int64_t, int64_t>, ExprId> leaves, applies;
+  llvm::DenseMap<std::pair<int64_t, int64_t>, ExprId> applies;
+  /// The leaf of (rank, chunk), by rank, then chunk (kNoLeaf: none yet):
+  /// every input chunk of a program gets one, so a lookup costs no hash.
+  static constexpr ExprId kNoLeaf = ~ExprId(0);
+  std::vector<std::vector<ExprId>> leaves;
   std::map<std::vector<ExprId>, ExprId> switches;
 };
 

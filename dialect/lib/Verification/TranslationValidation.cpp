@@ -32,7 +32,9 @@ namespace {
 struct Snapshot {
   int64_t chunks = 1, outChunks = 0, ranks = 0;
   std::vector<ExprId> exprs;
-  std::vector<Residues> lastMissing;
+  /// Where the last element misses the expression, for the chunks where it
+  /// does at some residue (most have none: a map keeps them cheap).
+  llvm::DenseMap<size_t, Residues> lastMissing;
   /// The operation that last wrote each output chunk (null: none).
   std::vector<Operation *> writers;
   size_t at(int64_t r, int64_t j) const { return r * outChunks + j; }
@@ -78,11 +80,14 @@ std::optional<Snapshot> evaluate(ProgramOp program, ExprPool &pool) {
   s.chunks = model.chunks;
   s.outChunks = user->outChunks;
   s.ranks = model.ranks;
+  s.exprs.reserve(size_t(s.ranks * s.outChunks));
+  s.writers.reserve(size_t(s.ranks * s.outChunks));
   for (int64_t r = 0; r < s.ranks; ++r)
     for (int64_t j = 0; j < s.outChunks; ++j) {
       s.exprs.push_back(evaluation.expr(user->outputSlot(model, r, j)));
-      s.lastMissing.push_back(
-          evaluation.lastMissing(user->outputSlot(model, r, j)));
+      Residues missing = evaluation.lastMissing(user->outputSlot(model, r, j));
+      if (!missing.empty())
+        s.lastMissing[s.at(r, j)] = std::move(missing);
       s.writers.push_back(evaluation.lastWriter(user->outputSlot(model, r, j)));
     }
   return s;
@@ -197,9 +202,13 @@ private:
                           state.pool.str(want));
         // The counts at which the last element holds the same: comparable
         // while the chunk layout is the same.
-        if (instances == 1 &&
-            after.lastMissing[after.at(r, j)] !=
-                before.lastMissing[before.at(r, j)])
+        auto missing = [](const Snapshot &s, size_t at) {
+          auto it = s.lastMissing.find(at);
+          return it == s.lastMissing.end() ? nullptr : &it->second;
+        };
+        const Residues *now = missing(after, after.at(r, j));
+        const Residues *then = missing(before, before.at(r, j));
+        if (instances == 1 && (now && then ? *now != *then : now != then))
           return fail(r, j,
                       "has its last element computed at other counts than "
                       "before the passes");

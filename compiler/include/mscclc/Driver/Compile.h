@@ -41,7 +41,7 @@ struct CompileOptions {
   bool verifyEachPass = false;
   /// The most chunks (every buffer's, on every rank, after replication)
   /// the proofs and the validation may track: their memory grows with
-  /// them, about 200 bytes each. A program past it is refused with a
+  /// them, about 40 bytes each. A program past it is refused with a
   /// message naming --max-proof-chunks.
   int64_t maxProofChunks = kDefaultMaxProofChunks;
   static constexpr int64_t kDefaultMaxProofChunks = int64_t(1) << 24;
