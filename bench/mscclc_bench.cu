@@ -356,7 +356,7 @@ int main(int argc, char **argv) {
       q.collective = a.collective;
       q.nranks = n;
       q.arch = arch;
-      std::string name = mscclc::rt::collectiveName(a.collective);
+      std::string name = mscclc::collectiveName(a.collective);
       if (!a.selectable || !a.whyNot(q).empty() ||
           (name != "allreduce" && name != "allgather" && name != "reducescatter"))
         continue;

@@ -75,7 +75,7 @@ Status aotKernels(const SelectionTable &table, const AotConfig &config,
               ? fmt::format("{} ranks ({} nodes of {})", nranks, shape.nnodes,
                             shape.gpusPerNode)
               : fmt::format("{} ranks", nranks);
-      for (int c = 0; c < kNumCollectives; ++c)
+      for (int c = 0; c < kNumStandardCollectives; ++c)
         for (const std::string &dtype : config.dtypes)
           for (const std::string &op : config.ops) {
             Collective coll = Collective(c);
@@ -108,9 +108,7 @@ Status aotKernels(const SelectionTable &table, const AotConfig &config,
                   continue; // the builtin copy
                 Program &p = *choice->program;
                 // What the executor compiles for q (avg, premulsum: sum).
-                std::string redop = q.op == "avg" || q.op == "premulsum"
-                                        ? "sum"
-                                        : q.op;
+                std::string redop = Program::kernelRedop(q.op);
                 for (int rank = 0; rank < nranks; ++rank) {
                   AotKernel k;
                   k.request = p.compileRequest(arch, dtype, redop, rank);

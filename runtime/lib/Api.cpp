@@ -7,6 +7,7 @@
 
 #include "mscclc/mscclc.h"
 
+#include "mscclc/floor/Tables.h"
 #include "mscclc/runtime/Bootstrap.h"
 #include "mscclc/runtime/BootstrapWire.h"
 #include "mscclc/runtime/CaptureMode.h"
@@ -66,34 +67,31 @@ mscclcResult_t result(const Status &s) {
       return fail(invalidArgument(msg));                                       \
   } while (0)
 
+// mscclc.h's enums are ABI, written out there for C; they must agree with
+// the floor's tables (mscclc/floor/*.def) value for value, which is what
+// makes the casts between them below sound.
+#define MSCCLC_COLLECTIVE(Id, name, Nccl, rooted, reduces, in, out, inPlace,   \
+                          value)                                               \
+  static_assert(mscclcColl##Id == value, "mscclcColl" #Id);
+#define MSCCLC_PROGRAM_COLLECTIVE(...)
+#include "mscclc/floor/Collectives.def"
+#define MSCCLC_DATA_TYPE(Id, name, ncclName, bytes, nccl, value, multimem)     \
+  static_assert(mscclc##Id == value, "mscclc" #Id);
+#include "mscclc/floor/DataTypes.def"
+#define MSCCLC_RED_OP(Id, name, nccl, value, multimem)                         \
+  static_assert(mscclc##Id == value, "mscclc" #Id);
+#include "mscclc/floor/RedOps.def"
+
+/// The floor's name of an mscclcDataType_t, null outside the enum.
 const char *dtypeName(mscclcDataType_t t) {
-  switch (t) {
-  case mscclcFloat32: return "f32";
-  case mscclcFloat16: return "f16";
-  case mscclcBfloat16: return "bf16";
-  case mscclcFloat64: return "f64";
-  case mscclcInt32: return "i32";
-  case mscclcUint32: return "u32";
-  case mscclcInt64: return "i64";
-  case mscclcUint64: return "u64";
-  case mscclcInt8: return "i8";
-  case mscclcUint8: return "u8";
-  case mscclcFloat8e4m3: return "f8e4m3";
-  case mscclcFloat8e5m2: return "f8e5m2";
-  }
-  return nullptr;
+  std::optional<mscclc::DataType> d = mscclc::dataTypeOfMscclc(int(t));
+  return d ? mscclc::dataTypeName(*d) : nullptr;
 }
 
+/// The floor's name of an mscclcRedOp_t, null outside the enum.
 const char *redopName(mscclcRedOp_t op) {
-  switch (op) {
-  case mscclcSum: return "sum";
-  case mscclcProd: return "prod";
-  case mscclcMin: return "min";
-  case mscclcMax: return "max";
-  case mscclcAvg: return "avg";
-  case mscclcPreMulSum: return "premulsum";
-  }
-  return nullptr;
+  std::optional<mscclc::RedOp> r = mscclc::redOpOfMscclc(int(op));
+  return r ? mscclc::redOpName(*r) : nullptr;
 }
 
 /// The runtime's names of a data type and an operator, or an error for a
@@ -485,7 +483,7 @@ mscclcResult_t mscclcProgramInPlace(mscclcProgram_t program, int *inPlace) {
 mscclcResult_t mscclcProgramCollective(mscclcProgram_t program,
                                        const char **collective) {
   API_CHECK(program && collective, "arguments must not be NULL");
-  *collective = program->program->plan().collective.c_str();
+  *collective = collectiveName(program->program->plan().collective);
   return mscclcSuccess;
 }
 
@@ -587,7 +585,7 @@ static Status stdlibQuery(mscclcComm_t comm, mscclcCollective_t coll,
                           SelectionQuery *q) {
   if (!comm)
     return invalidArgument("comm must not be NULL");
-  if (int(coll) < 0 || int(coll) >= kNumCollectives)
+  if (int(coll) < 0 || int(coll) >= mscclc::kNumStandardCollectives)
     return invalidArgument(fmt::format("unknown collective {}", int(coll)));
   const char *d = dtypeName(dtype);
   const char *r = redopName(op);
@@ -679,7 +677,7 @@ static mscclcResult_t runCollective(mscclcComm_t comm, mscclcCollective_t coll,
                                     const PreMulScalar *scalar,
                                     bool direct = false) {
   API_CHECK(comm, "comm must not be NULL");
-  API_CHECK(int(coll) >= 0 && int(coll) < kNumCollectives,
+  API_CHECK(int(coll) >= 0 && int(coll) < mscclc::kNumStandardCollectives,
             fmt::format("unknown collective {}", int(coll)));
   const char *d = dtypeName(dtype);
   API_CHECK(d, fmt::format("unknown data type {}", int(dtype)));
@@ -706,8 +704,8 @@ static mscclcResult_t runCollective(mscclcComm_t comm, mscclcCollective_t coll,
   if (!inPlace) {
     progSend = sendbuff;
     progRecv = recvbuff;
-    uint64_t sBytes = sendElems(c, n, count) * es,
-             rBytes = recvElems(c, n, count) * es;
+    uint64_t sBytes = inputElements(c, count, n) * es,
+             rBytes = outputElements(c, count, n) * es;
     if (count && sb < rb + rBytes && rb < sb + sBytes)
       return fail(invalidArgument(fmt::format(
           "{}: send and receive buffers overlap without being NCCL's in-place "
@@ -737,7 +735,7 @@ static mscclcResult_t runCollective(mscclcComm_t comm, mscclcCollective_t coll,
   }
   if (choice->selection.builtinCopy()) {
     a.copyOnly = true;
-    a.copyBytes = recvElems(c, n, count) * es;
+    a.copyBytes = outputElements(c, count, n) * es;
   } else if (count == 0) {
     return result(Status::ok());
   } else {
@@ -786,7 +784,7 @@ mscclcResult_t mscclcRunCollectivePreMulSum(
     mscclcComm_t comm, mscclcCollective_t coll, const void *sendbuff,
     void *recvbuff, size_t count, mscclcDataType_t dtype, const void *scalar,
     int scalarOnDevice, int root, cudaStream_t stream) {
-  API_CHECK(int(coll) >= 0 && int(coll) < kNumCollectives,
+  API_CHECK(int(coll) >= 0 && int(coll) < mscclc::kNumStandardCollectives,
             fmt::format("unknown collective {}", int(coll)));
   API_CHECK(collectiveReduces(Collective(int(coll))),
             fmt::format("PreMulSum: {} does not reduce",

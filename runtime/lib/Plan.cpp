@@ -195,18 +195,36 @@ constexpr int64_t kMaxInstances = 65535;
 constexpr int64_t kMaxScratchBuffers = 65536;
 constexpr int64_t kMaxChunks = int64_t(1) << 32;
 
-/// The values of `collective` (docs/plan.md).
+/// The values of `collective` (docs/plan.md): the floor's collectives.
 const std::vector<std::string> &knownCollectives() {
-  static const std::vector<std::string> names = {
-      "allreduce", "allgather", "reducescatter", "broadcast", "reduce",
-      "gather",    "scatter",   "alltoall",      "custom"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (const CollectiveInfo &c : kCollectives)
+      v.push_back(c.name);
+    return v;
+  }();
   return names;
 }
 
 /// The values of `redops` (MSCCLC_REDOP, with avg and premulsum).
 const std::vector<std::string> &knownRedops() {
-  static const std::vector<std::string> names = {"sum", "prod", "min",
-                                                 "max", "avg",  "premulsum"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (const RedOpInfo &op : kRedOps)
+      v.push_back(op.name);
+    return v;
+  }();
+  return names;
+}
+
+/// The values of `dtypes`.
+const std::vector<std::string> &knownDtypes() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (const DataTypeInfo &t : kDataTypes)
+      v.push_back(t.name);
+    return v;
+  }();
   return names;
 }
 
@@ -215,6 +233,14 @@ std::string oneOf(const std::vector<std::string> &names) {
   std::string out;
   for (size_t i = 0; i < names.size(); ++i)
     out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  return out;
+}
+
+/// "a, b, c", for messages listing what is accepted.
+std::string joined(const std::vector<std::string> &names) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i)
+    out += (i == 0 ? "" : ", ") + names[i];
   return out;
 }
 
@@ -238,19 +264,6 @@ Status checkIdentifier(const std::string &where, const std::string &value) {
         "starting with a digit, at most 1024 characters)",
         where, value.substr(0, 80)));
   return Status::ok();
-}
-
-/// inputChunks and outputChunks per chunks of each named collective: NCCL's
-/// buffer sizes (docs/plan.md); custom programs choose their own.
-void conventionalChunks(const std::string &collective, int64_t ranks,
-                        int64_t chunks, int64_t *in, int64_t *out) {
-  *in = *out = chunks;
-  if (collective == "allgather" || collective == "gather")
-    *out = ranks * chunks;
-  else if (collective == "reducescatter" || collective == "scatter")
-    *in = ranks * chunks;
-  else if (collective == "alltoall")
-    *in = *out = ranks * chunks;
 }
 
 Status parseChannel(const Json &j, const std::string &where, bool memory,
@@ -292,11 +305,14 @@ Status parseChannel(const Json &j, const std::string &where, bool memory,
 Status parseHeader(Reader &r, Plan *p) {
   MSCCLC_TRY(r.string("name", &p->name));
   MSCCLC_TRY(checkIdentifier("plan.name", p->name));
-  MSCCLC_TRY(r.string("collective", &p->collective));
-  if (!isIn(knownCollectives(), p->collective))
+  std::string collective;
+  MSCCLC_TRY(r.string("collective", &collective));
+  std::optional<Collective> known = lookupCollective(collective);
+  if (!known)
     return invalidArgument(
         fmt::format("plan: collective '{}' is not one of {}",
-                    p->collective.substr(0, 80), oneOf(knownCollectives())));
+                    collective.substr(0, 80), oneOf(knownCollectives())));
+  p->collective = *known;
   MSCCLC_TRY(r.integer("ranks", &p->ranks, true, 1, limits::kMaxRanks));
   MSCCLC_TRY(r.integer("gpusPerNode", &p->gpusPerNode, false, 1, p->ranks));
   if (p->gpusPerNode > 0 && p->ranks % p->gpusPerNode != 0)
@@ -310,24 +326,23 @@ Status parseHeader(Reader &r, Plan *p) {
   int64_t most = p->chunks * p->ranks;
   MSCCLC_TRY(r.integer("inputChunks", &p->inputChunks, true, 1, most));
   MSCCLC_TRY(r.integer("outputChunks", &p->outputChunks, true, 1, most));
-  if (p->collective != "custom") {
-    int64_t in = 0, out = 0;
-    conventionalChunks(p->collective, p->ranks, p->chunks, &in, &out);
+  if (isStandardCollective(p->collective)) {
+    // NCCL's buffer sizes (docs/plan.md); custom programs choose their own.
+    int64_t in = int64_t(inputElements(p->collective, p->chunks, p->ranks));
+    int64_t out = int64_t(outputElements(p->collective, p->chunks, p->ranks));
     if (p->inputChunks != in || p->outputChunks != out)
       return invalidArgument(fmt::format(
           "plan: inputChunks {} and outputChunks {} are not those of {} over "
           "{} ranks in {} chunks ({} and {})",
-          p->inputChunks, p->outputChunks, p->collective, p->ranks, p->chunks,
-          in, out));
+          p->inputChunks, p->outputChunks, collectiveName(p->collective),
+          p->ranks, p->chunks, in, out));
   }
   MSCCLC_TRY(r.boolean("inPlace", &p->inPlace, false));
   MSCCLC_TRY(r.integer("root", &p->root, false, 0, p->ranks - 1));
-  bool rooted = p->collective == "broadcast" || p->collective == "reduce" ||
-                p->collective == "gather" || p->collective == "scatter";
-  if (!rooted && p->root != 0)
+  if (!collectiveRooted(p->collective) && p->root != 0)
     return invalidArgument(fmt::format(
         "plan: root {} given for {}, which has no root (0 is accepted)",
-        p->root, p->collective));
+        p->root, collectiveName(p->collective)));
   MSCCLC_TRY(r.integer("threadsPerBlock", &p->threadsPerBlock, true, 32, 1024));
   if (p->threadsPerBlock % 32 != 0)
     return invalidArgument(
@@ -336,11 +351,10 @@ Status parseHeader(Reader &r, Plan *p) {
                     p->threadsPerBlock));
   MSCCLC_TRY(r.strings("dtypes", &p->dtypes, false));
   for (const std::string &d : p->dtypes)
-    if (dtypeSize(d) == 0)
-      return invalidArgument(fmt::format(
-          "plan: dtypes names unknown '{}' (accepted: f32, f16, bf16, f64, "
-          "i32, u32, i64, u64, i8, u8, f8e4m3, f8e5m2)",
-          d.substr(0, 80)));
+    if (!lookupDataType(d))
+      return invalidArgument(
+          fmt::format("plan: dtypes names unknown '{}' (accepted: {})",
+                      d.substr(0, 80), joined(knownDtypes())));
   MSCCLC_TRY(r.strings("redops", &p->redops, false));
   for (const std::string &op : p->redops)
     if (!isIn(knownRedops(), op))
@@ -568,11 +582,8 @@ Status checkKernelsDefined(const Plan &plan, const std::string &source) {
 }
 
 size_t dtypeSize(const std::string &d) {
-  if (d == "f32" || d == "i32" || d == "u32") return 4;
-  if (d == "f16" || d == "bf16") return 2;
-  if (d == "f64" || d == "i64" || d == "u64") return 8;
-  if (d == "i8" || d == "u8" || d == "f8e4m3" || d == "f8e5m2") return 1;
-  return 0;
+  std::optional<DataType> t = lookupDataType(d);
+  return t ? dataTypeSize(*t) : 0;
 }
 
 /// mscclc_chunk_begin in 128 bits: its products overflow 64 for large

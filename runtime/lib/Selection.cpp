@@ -17,10 +17,6 @@ namespace mscclc::rt {
 
 namespace {
 
-constexpr const char *kCollectiveNames[kNumCollectives] = {
-    "allreduce", "allgather", "reducescatter", "broadcast",
-    "reduce",    "alltoall",  "gather",        "scatter"};
-
 using json = nlohmann::json;
 
 /// Byte offsets where the elements of the array under top-level key `key`
@@ -205,10 +201,7 @@ bool parseArch(const std::string &s, int *out) {
 
 bool isKnownDtype(const std::string &d) { return dtypeSize(d) != 0; }
 
-bool isKnownOp(const std::string &o) {
-  return o == "sum" || o == "prod" || o == "min" || o == "max" || o == "avg" ||
-         o == "premulsum";
-}
+bool isKnownOp(const std::string &o) { return lookupRedOp(o).has_value(); }
 
 Status parseStrings(const json &obj, const char *key, const std::string &where,
                     bool (*known)(const std::string &),
@@ -326,55 +319,17 @@ int lineOf(const std::string &text, size_t pos) {
   return 1 + int(std::count(text.begin(), text.begin() + long(pos), '\n'));
 }
 
-const char *collectiveName(Collective c) {
-  int i = int(c);
-  return i >= 0 && i < kNumCollectives ? kCollectiveNames[i] : "unknown";
-}
-
 bool parseCollective(const std::string &name, Collective *out) {
-  for (int i = 0; i < kNumCollectives; ++i)
-    if (name == kCollectiveNames[i]) {
-      *out = Collective(i);
-      return true;
-    }
-  return false;
-}
-
-bool collectiveReduces(Collective c) {
-  return c == Collective::AllReduce || c == Collective::ReduceScatter ||
-         c == Collective::Reduce;
-}
-
-bool collectiveRooted(Collective c) {
-  return c == Collective::Broadcast || c == Collective::Reduce ||
-         c == Collective::Gather || c == Collective::Scatter;
-}
-
-uint64_t sendElems(Collective c, int nranks, uint64_t count) {
-  switch (c) {
-  case Collective::ReduceScatter:
-  case Collective::AllToAll:
-  case Collective::Scatter:
-    return count * uint64_t(nranks);
-  default:
-    return count;
-  }
-}
-
-uint64_t recvElems(Collective c, int nranks, uint64_t count) {
-  switch (c) {
-  case Collective::AllGather:
-  case Collective::AllToAll:
-  case Collective::Gather:
-    return count * uint64_t(nranks);
-  default:
-    return count;
-  }
+  std::optional<Collective> c = lookupCollective(name);
+  if (!c || !isStandardCollective(*c))
+    return false;
+  *out = *c;
+  return true;
 }
 
 uint64_t selectionBytes(const SelectionQuery &q) {
-  uint64_t elems = std::max(sendElems(q.collective, q.nranks, q.count),
-                            recvElems(q.collective, q.nranks, q.count));
+  uint64_t elems = std::max(inputElements(q.collective, q.count, q.nranks),
+                            outputElements(q.collective, q.count, q.nranks));
   return elems * std::max<uint64_t>(1, dtypeSize(q.dtype));
 }
 

@@ -169,9 +169,9 @@ Status checkProgram(const Program &p, const SelectionQuery &q,
                     const Selection &sel) {
   const Plan &plan = p.plan();
   std::string who = fmt::format("stdlib program {}", sel.describe());
-  if (plan.collective != collectiveName(q.collective))
+  if (plan.collective != q.collective)
     return unsupported(fmt::format("{} computes {}, not {}", who,
-                                   plan.collective,
+                                   collectiveName(plan.collective),
                                    collectiveName(q.collective)));
   if (plan.inPlace != q.inPlace)
     return unsupported(fmt::format("{} was compiled {}", who,
@@ -190,8 +190,8 @@ Status checkProgram(const Program &p, const SelectionQuery &q,
   // that every chunk layout would tell apart.
   for (uint64_t c : {q.count, uint64_t(1), uint64_t(1000003)}) {
     uint64_t in = plan.inputElems(c), outE = plan.outputElems(c);
-    uint64_t wantIn = sendElems(q.collective, q.nranks, c),
-             wantOut = recvElems(q.collective, q.nranks, c);
+    uint64_t wantIn = inputElements(q.collective, c, q.nranks),
+             wantOut = outputElements(q.collective, c, q.nranks);
     if (in != wantIn || outE != wantOut)
       return unsupported(fmt::format(
           "{} takes {} / {} send / receive elements for count {}; NCCL's "

@@ -8,6 +8,7 @@
 
 #include "Emitters.h"
 #include "mscclc/device/KernelArgs.h"
+#include "mscclc/floor/Tables.h"
 
 #include "llvm/Support/JSON.h"
 
@@ -62,24 +63,17 @@ void writePlan(const ProgramInfo &info, llvm::raw_ostream &os,
     j.attribute("inPlace", program.getInplace());
     j.attribute("root", static_cast<int64_t>(program.getRoot()));
     j.attribute("threadsPerBlock", options.threadsPerBlock);
+    // Every type and operator of the floor's tables; NVLink SHARP
+    // (switch channels) reduces only those marked multimem.
     j.attributeArray("dtypes", [&] {
-      if (info.usesSwitch) {
-        for (const char *t : {"f32", "f16", "bf16"})
-          j.value(t);
-        return;
-      }
-      for (const char *t : {"f32", "f16", "bf16", "f64", "i32", "u32", "i64",
-                            "u64", "i8", "u8", "f8e4m3", "f8e5m2"})
-        j.value(t);
+      for (const mscclc::DataTypeInfo &t : mscclc::kDataTypes)
+        if (t.multimem || !info.usesSwitch)
+          j.value(t.name);
     });
     j.attributeArray("redops", [&] {
-      if (info.usesSwitch) {
-        j.value("sum");
-        j.value("avg");
-        return;
-      }
-      for (const char *op : {"sum", "prod", "min", "max", "avg", "premulsum"})
-        j.value(op);
+      for (const mscclc::RedOpInfo &op : mscclc::kRedOps)
+        if (op.multimem || !info.usesSwitch)
+          j.value(op.name);
     });
     j.attribute("premulKernel", premulKernelName(info));
     j.attribute("usesPortChannels", info.usesPort);

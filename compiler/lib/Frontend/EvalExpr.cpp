@@ -9,6 +9,8 @@
 
 #include "Evaluator.h"
 
+#include "mscclc/floor/Shape.h"
+
 #include "llvm/Support/MathExtras.h"
 
 using namespace mscclc;
@@ -347,29 +349,24 @@ Value Evaluator::evalChunk(const ast::ChunkExpr &e, bool emptyIsNoSource) {
   // (language.md, "The algorithm header").
   if (inPlace) {
     BufferInfo *input = &buffers[0], *output = &buffers[1];
-    switch (collective) {
-    case CollectiveKind::AllReduce:
-    case CollectiveKind::Broadcast:
-    case CollectiveKind::Reduce:
-    case CollectiveKind::AllToAll:
+    switch (collectiveInfo(collective).inPlace) {
+    case InPlace::Same:
       if (info == input)
         v.buffer = output;
       break;
-    case CollectiveKind::AllGather:
-    case CollectiveKind::Gather:
+    case InPlace::InputInOutput:
       if (info == input) {
         v.buffer = output;
-        v.index += rank * chunks;
+        v.index += int64_t(inPlaceInputOffset(collective, chunks, rank));
       }
       break;
-    case CollectiveKind::ReduceScatter:
-    case CollectiveKind::Scatter:
+    case InPlace::OutputInInput:
       if (info == output) {
         v.buffer = input;
-        v.index += rank * chunks;
+        v.index += int64_t(inPlaceOutputOffset(collective, chunks, rank));
       }
       break;
-    case CollectiveKind::Custom:
+    case InPlace::Never:
       break;
     }
   }

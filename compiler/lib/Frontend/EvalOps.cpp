@@ -219,7 +219,7 @@ bool Evaluator::noteWrite(const Value &chunk, bool packet,
                           mlir::Location opLoc) {
   BufferInfo *b = chunk.buffer;
   if (b->kind == BufferInfo::Kind::Input && !inPlace &&
-      collective != CollectiveKind::Custom) {
+      collective != Collective::Custom) {
     error(chunk.loc, "the input buffer is read-only (the collective is not "
                      "'inplace')");
     return false;

@@ -3,6 +3,7 @@
 #include "Evaluator.h"
 
 #include "mscclc/Frontend/Sema.h"
+#include "mscclc/floor/Shape.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/STLExtras.h"
@@ -15,7 +16,7 @@ using namespace mscclc::detail;
 namespace {
 Program emptyProgram(mlir::MLIRContext &ctx) {
   return Program{
-      "", CollectiveKind::AllReduce,  false, 0, 0, 0, 1, 1, 0, 0, {}, {},
+      "", Collective::AllReduce,  false, 0, 0, 0, 1, 1, 0, 0, {}, {},
       {}, mlir::UnknownLoc::get(&ctx)};
 }
 } // namespace
@@ -145,16 +146,8 @@ bool Evaluator::evalParams() {
 bool Evaluator::evalHeader(const ast::AlgorithmDecl &algo) {
   prog.name = algo.name;
   prog.loc = algo.getLoc();
-  collective = llvm::StringSwitch<CollectiveKind>(algo.collective)
-                   .Case("allreduce", CollectiveKind::AllReduce)
-                   .Case("allgather", CollectiveKind::AllGather)
-                   .Case("reducescatter", CollectiveKind::ReduceScatter)
-                   .Case("broadcast", CollectiveKind::Broadcast)
-                   .Case("alltoall", CollectiveKind::AllToAll)
-                   .Case("reduce", CollectiveKind::Reduce)
-                   .Case("gather", CollectiveKind::Gather)
-                   .Case("scatter", CollectiveKind::Scatter)
-                   .Default(CollectiveKind::Custom);
+  // Sema has checked the name.
+  collective = lookupCollective(algo.collective).value_or(Collective::Custom);
   int64_t root = 0, customIn = 0, customOut = 0;
   bool ok = true;
   for (const ast::AlgorithmOption &opt : algo.options) {
@@ -195,28 +188,12 @@ bool Evaluator::evalHeader(const ast::AlgorithmDecl &algo) {
   if (!ok)
     return false;
 
-  int64_t n = ranks, k = chunks;
-  int64_t in = k, out = k;
-  switch (collective) {
-  case CollectiveKind::AllReduce:
-  case CollectiveKind::Broadcast:
-  case CollectiveKind::Reduce:
-    break;
-  case CollectiveKind::AllGather:
-  case CollectiveKind::Gather:
-    out = n * k;
-    break;
-  case CollectiveKind::ReduceScatter:
-  case CollectiveKind::Scatter:
-    in = n * k;
-    break;
-  case CollectiveKind::AllToAll:
-    in = out = n * k;
-    break;
-  case CollectiveKind::Custom:
-    in = customIn;
-    out = customOut;
-    break;
+  // NCCL's buffer sizes in chunks (mscclc/floor/Shape.h); custom
+  // algorithms give their own.
+  int64_t in = customIn, out = customOut;
+  if (isStandardCollective(collective)) {
+    in = int64_t(inputElements(collective, chunks, ranks));
+    out = int64_t(outputElements(collective, chunks, ranks));
   }
   prog.collective = collective;
   prog.inPlace = inPlace;
@@ -224,7 +201,7 @@ bool Evaluator::evalHeader(const ast::AlgorithmDecl &algo) {
   prog.ranks = ranks;
   prog.gpusPerNode = gpusPerNode;
   prog.instances = opts.instances;
-  prog.chunks = k;
+  prog.chunks = chunks;
   prog.inputChunks = in;
   prog.outputChunks = out;
 

@@ -224,7 +224,7 @@ private:
 
   // Collective shape.
   int64_t ranks = 0, gpusPerNode = 0, chunks = 1;
-  CollectiveKind collective = CollectiveKind::AllReduce;
+  Collective collective = Collective::AllReduce;
   bool inPlace = false;
   std::deque<BufferInfo> buffers; // stable addresses; [0] input, [1] output
 

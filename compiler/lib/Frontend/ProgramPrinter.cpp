@@ -12,28 +12,8 @@
 
 using namespace mscclc;
 
-llvm::StringRef mscclc::stringifyCollective(CollectiveKind kind) {
-  switch (kind) {
-  case CollectiveKind::AllReduce:
-    return "allreduce";
-  case CollectiveKind::AllGather:
-    return "allgather";
-  case CollectiveKind::ReduceScatter:
-    return "reducescatter";
-  case CollectiveKind::Broadcast:
-    return "broadcast";
-  case CollectiveKind::AllToAll:
-    return "alltoall";
-  case CollectiveKind::Custom:
-    return "custom";
-  case CollectiveKind::Reduce:
-    return "reduce";
-  case CollectiveKind::Gather:
-    return "gather";
-  case CollectiveKind::Scatter:
-    return "scatter";
-  }
-  return "?";
+llvm::StringRef mscclc::stringifyCollective(Collective kind) {
+  return collectiveName(kind);
 }
 
 llvm::StringRef mscclc::stringifyOpKind(OpKind kind) {
@@ -119,10 +99,10 @@ void mscclc::printProgram(const Program &p, llvm::raw_ostream &os) {
      << " input=" << p.inputChunks << " output=" << p.outputChunks;
   if (p.inPlace)
     os << " inplace";
-  if (p.collective == CollectiveKind::Broadcast ||
-      p.collective == CollectiveKind::Reduce ||
-      p.collective == CollectiveKind::Gather ||
-      p.collective == CollectiveKind::Scatter)
+  if (p.collective == Collective::Broadcast ||
+      p.collective == Collective::Reduce ||
+      p.collective == Collective::Gather ||
+      p.collective == Collective::Scatter)
     os << " root=" << p.root;
   os << "\n";
   for (const ScratchBuffer &s : p.scratch)

@@ -13,6 +13,7 @@
 #include "mscclc/Frontend/Sema.h"
 
 #include "Builtins.h"
+#include "mscclc/floor/Tables.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/StringMap.h"
@@ -160,17 +161,15 @@ const AlgorithmDecl *Sema::checkAlgorithmDecls() {
 
 void Sema::checkOptions(const AlgorithmDecl &algo) {
   llvm::StringRef c = algo.collective;
-  bool known = llvm::StringSwitch<bool>(c)
-                   .Cases({"allreduce", "allgather", "reducescatter",
-                           "broadcast", "reduce", "gather", "scatter",
-                           "alltoall", "custom"},
-                          true)
-                   .Default(false);
-  if (!known) {
-    diag.error(algo.collectiveLoc,
-               "unknown collective '" + c +
-                   "' (expected allreduce, allgather, reducescatter, "
-                   "broadcast, reduce, gather, scatter, alltoall or custom)");
+  if (!lookupCollective(c)) {
+    std::string expected;
+    for (int i = 0; i < kNumCollectives; ++i)
+      expected += std::string(i == 0                   ? ""
+                              : i + 1 == kNumCollectives ? " or "
+                                                         : ", ") +
+                  kCollectives[i].name;
+    diag.error(algo.collectiveLoc, "unknown collective '" + c +
+                                       "' (expected " + expected + ")");
     return;
   }
   llvm::StringMap<Loc> seen;
@@ -182,11 +181,14 @@ void Sema::checkOptions(const AlgorithmDecl &algo) {
       continue;
     }
     bool isFlag = opt.name == "inplace";
+    Collective coll = *lookupCollective(c);
     bool allowed =
-        opt.name == "chunks" || (opt.name == "inplace" && c != "custom") ||
-        (opt.name == "root" && (c == "broadcast" || c == "reduce" ||
-                                c == "gather" || c == "scatter")) ||
-        ((opt.name == "input" || opt.name == "output") && c == "custom");
+        opt.name == "chunks" ||
+        (opt.name == "inplace" &&
+         collectiveInfo(coll).inPlace != InPlace::Never) ||
+        (opt.name == "root" && collectiveRooted(coll)) ||
+        ((opt.name == "input" || opt.name == "output") &&
+         !isStandardCollective(coll));
     if (!allowed) {
       diag.error(opt.loc, "'" + c + "' takes no option '" + opt.name + "'");
       continue;

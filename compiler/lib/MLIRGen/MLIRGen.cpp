@@ -55,30 +55,6 @@ private:
   llvm::StringSet<> referencedBuffers;
 };
 
-mscl::CollectiveKind toDialect(CollectiveKind kind) {
-  switch (kind) {
-  case CollectiveKind::AllReduce:
-    return mscl::CollectiveKind::allreduce;
-  case CollectiveKind::AllGather:
-    return mscl::CollectiveKind::allgather;
-  case CollectiveKind::ReduceScatter:
-    return mscl::CollectiveKind::reducescatter;
-  case CollectiveKind::Broadcast:
-    return mscl::CollectiveKind::broadcast;
-  case CollectiveKind::AllToAll:
-    return mscl::CollectiveKind::alltoall;
-  case CollectiveKind::Custom:
-    return mscl::CollectiveKind::custom;
-  case CollectiveKind::Reduce:
-    return mscl::CollectiveKind::reduce;
-  case CollectiveKind::Gather:
-    return mscl::CollectiveKind::gather;
-  case CollectiveKind::Scatter:
-    return mscl::CollectiveKind::scatter;
-  }
-  return mscl::CollectiveKind::custom;
-}
-
 /// Collects the buffers the operations touch (in-place programs name only
 /// the buffer that input and output share).
 void collectBuffers(const std::vector<Operation> &ops, llvm::StringSet<> &out) {
@@ -109,8 +85,7 @@ void Generator::declareBuffers() {
   bool wantInput = true, wantOutput = true;
   if (program.inPlace) {
     bool inputIsCanonical =
-        program.collective == CollectiveKind::ReduceScatter ||
-        program.collective == CollectiveKind::Scatter;
+        collectiveInfo(program.collective).inPlace == InPlace::OutputInInput;
     if (referencedBuffers.count("input") && !referencedBuffers.count("output"))
       inputIsCanonical = true;
     else if (referencedBuffers.count("output") &&
@@ -262,7 +237,7 @@ OwningOpRef<ModuleOp> Generator::run() {
   builder.setInsertionPointToEnd(module->getBody());
   auto programOp = mscl::ProgramOp::create(
       builder, program.loc, builder.getStringAttr(program.name),
-      mscl::CollectiveKindAttr::get(ctx, toDialect(program.collective)),
+      mscl::CollectiveKindAttr::get(ctx, mscl::fromFloor(program.collective)),
       builder.getI64IntegerAttr(program.ranks),
       builder.getI64IntegerAttr(program.gpusPerNode),
       builder.getI64IntegerAttr(program.instances),

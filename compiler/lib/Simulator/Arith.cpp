@@ -2,6 +2,8 @@
 
 #include "Arith.h"
 
+#include "mscclc/floor/Tables.h"
+
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
@@ -12,43 +14,52 @@
 
 using namespace mscclc::sim;
 
+// The simulator's enums are the floor's tables (mscclc/floor/*.def).
+#define MSCCLC_DATA_TYPE(Id, name, ...)                                        \
+  static_assert(static_cast<int>(DataType::name) ==                            \
+                static_cast<int>(mscclc::DataType::Id));
+#include "mscclc/floor/DataTypes.def"
+static_assert(static_cast<int>(ReduceKind::sum) ==
+              static_cast<int>(mscclc::RedOp::Sum));
+static_assert(static_cast<int>(ReduceKind::prod) ==
+              static_cast<int>(mscclc::RedOp::Prod));
+static_assert(static_cast<int>(ReduceKind::min) ==
+              static_cast<int>(mscclc::RedOp::Min));
+static_assert(static_cast<int>(ReduceKind::max) ==
+              static_cast<int>(mscclc::RedOp::Max));
+static_assert(static_cast<int>(ReduceKind::avg) ==
+              static_cast<int>(mscclc::RedOp::Avg));
+
 std::optional<DataType> mscclc::sim::parseDataType(llvm::StringRef name) {
-  return llvm::StringSwitch<std::optional<DataType>>(name.lower())
-      .Cases({"f32", "float", "float32"}, DataType::f32)
-      .Cases({"f16", "half", "float16"}, DataType::f16)
-      .Cases({"bf16", "bfloat16"}, DataType::bf16)
-      .Cases({"f64", "double", "float64"}, DataType::f64)
-      .Cases({"i8", "int8"}, DataType::i8)
-      .Cases({"u8", "uint8"}, DataType::u8)
-      .Cases({"i32", "int32", "int"}, DataType::i32)
-      .Cases({"u32", "uint32"}, DataType::u32)
-      .Cases({"i64", "int64"}, DataType::i64)
-      .Cases({"u64", "uint64"}, DataType::u64)
-      .Cases({"f8e4m3", "float8e4m3", "e4m3"}, DataType::f8e4m3)
-      .Cases({"f8e5m2", "float8e5m2", "e5m2"}, DataType::f8e5m2)
+  std::string lower = name.lower();
+  // The floor's names and NCCL's ("f32", "float32"), then C's and short
+  // fp8 spellings.
+  for (const DataTypeInfo &t : kDataTypes)
+    if (lower == t.name || lower == t.ncclName)
+      return static_cast<DataType>(t.id);
+  return llvm::StringSwitch<std::optional<DataType>>(lower)
+      .Case("float", DataType::f32)
+      .Case("half", DataType::f16)
+      .Case("double", DataType::f64)
+      .Case("int", DataType::i32)
+      .Case("e4m3", DataType::f8e4m3)
+      .Case("e5m2", DataType::f8e5m2)
       .Default(std::nullopt);
 }
 
 std::optional<ReduceKind> mscclc::sim::parseReduceKind(llvm::StringRef name) {
-  return llvm::StringSwitch<std::optional<ReduceKind>>(name.lower())
-      .Case("sum", ReduceKind::sum)
-      .Case("prod", ReduceKind::prod)
-      .Case("min", ReduceKind::min)
-      .Case("max", ReduceKind::max)
-      .Case("avg", ReduceKind::avg)
-      .Default(std::nullopt);
+  std::optional<RedOp> op = lookupRedOp(name.lower());
+  if (!op || *op == RedOp::PreMulSum)
+    return std::nullopt;
+  return static_cast<ReduceKind>(*op);
 }
 
 llvm::StringRef mscclc::sim::stringify(DataType type) {
-  static const char *names[] = {"f32", "f16", "bf16", "f64",    "i8",
-                                "u8",  "i32", "u32",  "i64",    "u64",
-                                "f8e4m3", "f8e5m2"};
-  return names[static_cast<int>(type)];
+  return dataTypeName(static_cast<mscclc::DataType>(type));
 }
 
 llvm::StringRef mscclc::sim::stringify(ReduceKind kind) {
-  static const char *names[] = {"sum", "prod", "min", "max", "avg"};
-  return names[static_cast<int>(kind)];
+  return redOpName(static_cast<RedOp>(kind));
 }
 
 std::string mscclc::sim::acceptedDataTypes() {
@@ -66,22 +77,8 @@ std::string mscclc::sim::acceptedReduceKinds() {
 }
 
 int64_t mscclc::sim::byteSize(DataType type) {
-  switch (type) {
-  case DataType::f16:
-  case DataType::bf16:
-    return 2;
-  case DataType::i8:
-  case DataType::u8:
-  case DataType::f8e4m3:
-  case DataType::f8e5m2:
-    return 1;
-  case DataType::f64:
-  case DataType::i64:
-  case DataType::u64:
-    return 8;
-  default:
-    return 4;
-  }
+  return static_cast<int64_t>(
+      dataTypeSize(static_cast<mscclc::DataType>(type)));
 }
 
 bool mscclc::sim::isFloat(DataType type) {

@@ -2,6 +2,8 @@
 
 #include "Reference.h"
 
+#include "mscclc/floor/Shape.h"
+
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
@@ -11,16 +13,10 @@ using namespace mscl;
 using namespace mscclc::sim;
 
 int64_t mscclc::sim::inputElements(const Model &model, const Layout &layout) {
-  switch (model.collective) {
-  case CollectiveKind::reducescatter:
-  case CollectiveKind::scatter:
-  case CollectiveKind::alltoall:
-    return model.ranks * layout.count;
-  case CollectiveKind::custom:
+  if (model.collective == CollectiveKind::custom)
     return layout.size(model.buffers[model.input]);
-  default:
-    return layout.count;
-  }
+  return static_cast<int64_t>(mscclc::inputElements(
+      toFloor(model.collective), layout.count, model.ranks));
 }
 
 std::vector<std::vector<Word>>
@@ -141,14 +137,13 @@ LogicalResult Reference::check(const Machine &machine) const {
       continue;
     }
     // Where rank r's result lives and how many elements it has.
-    int64_t offset = 0, size = count;
-    if (kind == CollectiveKind::allgather ||
-        kind == CollectiveKind::gather || kind == CollectiveKind::alltoall)
-      size = n * count;
-    if ((kind == CollectiveKind::reducescatter ||
-         kind == CollectiveKind::scatter) &&
-        model.inplace)
-      offset = r * count;
+    mscclc::Collective coll = toFloor(kind);
+    int64_t size =
+        static_cast<int64_t>(mscclc::outputElements(coll, count, n));
+    int64_t offset =
+        model.inplace
+            ? static_cast<int64_t>(mscclc::inPlaceOutputOffset(coll, count, r))
+            : 0;
     const std::vector<Word> &out = machine.data(r, model.output);
     int64_t wrong = 0, firstWrong = -1;
     Expected firstExpected;

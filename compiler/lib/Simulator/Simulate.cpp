@@ -5,6 +5,7 @@
 #include "Trace.h"
 
 #include "mscl/IR/MsclLaunches.h"
+#include "mscclc/floor/Shape.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -55,16 +56,10 @@ static double busFactor(CollectiveKind kind, int n) {
 /// allgather, reducescatter, gather, scatter and alltoall count the gathered
 /// buffer.
 static int64_t countFactor(const Model &model) {
-  switch (model.collective) {
-  case CollectiveKind::allgather:
-  case CollectiveKind::reducescatter:
-  case CollectiveKind::gather:
-  case CollectiveKind::scatter:
-  case CollectiveKind::alltoall:
-    return model.ranks;
-  default:
-    return 1;
-  }
+  mscclc::Collective c = toFloor(model.collective);
+  return static_cast<int64_t>(
+      std::max(mscclc::inputElements(c, 1, model.ranks),
+               mscclc::outputElements(c, 1, model.ranks)));
 }
 
 LogicalResult mscclc::sim::simulate(ProgramOp program,

@@ -3,6 +3,7 @@
 #include "UserChunks.h"
 
 #include "mlir/IR/Diagnostics.h"
+#include "mscclc/floor/Shape.h"
 
 using namespace mlir;
 using namespace mscl;
@@ -19,27 +20,8 @@ FailureOr<UserChunks> UserChunks::get(ProgramOp program,
   u.root = program.getRootAttr() ? program.getRootAttr().getInt() : 0;
   u.inplace = program.getInplace();
   StringRef name = stringifyCollectiveKind(u.kind);
-  bool shapeOk = true;
-  switch (u.kind) {
-  case CollectiveKind::allreduce:
-  case CollectiveKind::broadcast:
-  case CollectiveKind::reduce:
-    shapeOk = u.inChunks == u.outChunks;
-    break;
-  case CollectiveKind::allgather:
-  case CollectiveKind::gather:
-    shapeOk = u.outChunks == u.ranks * u.inChunks;
-    break;
-  case CollectiveKind::reducescatter:
-  case CollectiveKind::scatter:
-    shapeOk = u.inChunks == u.ranks * u.outChunks;
-    break;
-  case CollectiveKind::alltoall:
-    shapeOk = u.inChunks == u.outChunks && u.inChunks % u.ranks == 0;
-    break;
-  case CollectiveKind::custom:
-    break;
-  }
+  bool shapeOk =
+      mscclc::shapeFits(toFloor(u.kind), u.ranks, u.inChunks, u.outChunks);
   if (!report && (!shapeOk || (hasRoot(u.kind) &&
                                (u.root < 0 || u.root >= u.ranks))))
     return failure();

@@ -2,6 +2,8 @@
 
 #include "Dispatch.h"
 
+#include "mscclc/floor/Shape.h"
+
 #include "mscclc/runtime/CaptureMode.h"
 #include "Native.h"
 
@@ -132,21 +134,15 @@ Outcome execute(const QueuedCall &q) {
 /// rank uses both buffers qualify, so every rank that keeps the windows'
 /// contract decides alike; PreMulSum always stages its input.
 bool runsDirect(ncclComm *c, const CollectiveArgs &a, std::string *why) {
-  bool everyRankUsesBoth =
-      a.collective == Collective::AllReduce ||
-      a.collective == Collective::AllGather ||
-      a.collective == Collective::ReduceScatter ||
-      a.collective == Collective::AllToAll;
+  // The unrooted collectives (not Send, Recv nor a rooted one).
+  std::optional<mscclc::Collective> coll = floorCollective(a.collective);
+  bool everyRankUsesBoth = coll && !collectiveRooted(*coll);
   if (!everyRankUsesBoth || a.premul || c->nranks < 2)
     return false;
-  size_t es = elementSize(a.dtype), n = size_t(c->nranks);
-  size_t sendElems = a.count, recvElems = a.count;
-  if (a.collective == Collective::AllGather)
-    recvElems *= n;
-  else if (a.collective == Collective::ReduceScatter)
-    sendElems *= n;
-  else if (a.collective == Collective::AllToAll)
-    sendElems = recvElems = a.count * n;
+  mscclc::Collective f = *coll;
+  size_t es = elementSize(a.dtype);
+  size_t sendElems = inputElements(f, a.count, c->nranks);
+  size_t recvElems = outputElements(f, a.count, c->nranks);
   std::lock_guard<std::mutex> lock(c->mutex);
   if (c->windowRanges.size() == 0)
     return false;

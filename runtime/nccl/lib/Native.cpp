@@ -2,6 +2,7 @@
 
 #include "Native.h"
 
+#include "mscclc/floor/Shape.h"
 #include "mscclc/runtime/CaptureMode.h"
 
 namespace mscclc::nccl {
@@ -9,47 +10,36 @@ namespace {
 
 /// NCCL's data types as mscclc's (same meaning, different numbering).
 std::optional<mscclcDataType_t> mscclcType(int dtype) {
-  switch (dtype) {
-  case ncclInt8: return mscclcInt8;
-  case ncclUint8: return mscclcUint8;
-  case ncclInt32: return mscclcInt32;
-  case ncclUint32: return mscclcUint32;
-  case ncclInt64: return mscclcInt64;
-  case ncclUint64: return mscclcUint64;
-  case ncclFloat16: return mscclcFloat16;
-  case ncclFloat32: return mscclcFloat32;
-  case ncclFloat64: return mscclcFloat64;
-  case ncclBfloat16: return mscclcBfloat16;
-  case ncclFloat8e4m3: return mscclcFloat8e4m3;
-  case ncclFloat8e5m2: return mscclcFloat8e5m2;
-  default: return std::nullopt;
-  }
+  std::optional<DataType> t = dataTypeOfNccl(dtype);
+  return t ? std::optional(mscclcDataType_t(dataTypeInfo(*t).mscclc))
+           : std::nullopt;
 }
 
 /// NCCL's built-in operators as mscclc's (Max and Min swap numbers).
 std::optional<mscclcRedOp_t> mscclcOp(int op) {
-  switch (op) {
-  case ncclSum: return mscclcSum;
-  case ncclProd: return mscclcProd;
-  case ncclMax: return mscclcMax;
-  case ncclMin: return mscclcMin;
-  case ncclAvg: return mscclcAvg;
-  default: return std::nullopt;
-  }
+  std::optional<RedOp> r = redOpOfNccl(op);
+  return r ? std::optional(mscclcRedOp_t(redOpInfo(*r).mscclc))
+           : std::nullopt;
 }
 
 /// Whether the buffers are NCCL's in-place layout for the collective.
 bool inPlace(const CollectiveArgs &a, int rank) {
   const char *s = static_cast<const char *>(a.send);
   const char *r = static_cast<const char *>(a.recv);
-  size_t chunk = a.count * elementSize(a.dtype) * size_t(rank);
-  switch (a.collective) {
-  case Collective::AllGather:
-  case Collective::Gather: return s && s == r + chunk;
-  case Collective::ReduceScatter:
-  case Collective::Scatter: return r && r == s + chunk;
-  default: return s == r;
+  std::optional<mscclc::Collective> f = floorCollective(a.collective);
+  if (!f)
+    return s == r;
+  size_t es = elementSize(a.dtype);
+  switch (collectiveInfo(*f).inPlace) {
+  case InPlace::InputInOutput:
+    return s && s == r + inPlaceInputOffset(*f, a.count, rank) * es;
+  case InPlace::OutputInInput:
+    return r && r == s + inPlaceOutputOffset(*f, a.count, rank) * es;
+  case InPlace::Same:
+  case InPlace::Never:
+    break;
   }
+  return s == r;
 }
 
 struct NativeCall {

@@ -9,20 +9,14 @@
 namespace mscclc::nccl {
 namespace {
 
+/// Names the fallback list takes besides the floor's: NCCL's short name
+/// of broadcast, and the point-to-point calls.
 struct Named {
   const char *name;
   Collective collective;
 };
-const Named kNames[] = {
-    {"allreduce", Collective::AllReduce},
-    {"allgather", Collective::AllGather},
-    {"reducescatter", Collective::ReduceScatter},
-    {"broadcast", Collective::Broadcast},
+const Named kExtraNames[] = {
     {"bcast", Collective::Broadcast},
-    {"reduce", Collective::Reduce},
-    {"alltoall", Collective::AllToAll},
-    {"gather", Collective::Gather},
-    {"scatter", Collective::Scatter},
     {"send", Collective::Send},
     {"recv", Collective::Recv},
 };
@@ -41,46 +35,34 @@ bool equalsNoCase(std::string_view a, const char *b) {
 
 } // namespace
 
+std::optional<mscclc::Collective> floorCollective(Collective c) {
+  if (int(c) < 0 || int(c) >= kNumStandardCollectives)
+    return std::nullopt;
+  return mscclc::Collective(int(c));
+}
+
 const char *collectiveName(Collective c) {
-  switch (c) {
-  case Collective::AllReduce: return "AllReduce";
-  case Collective::AllGather: return "AllGather";
-  case Collective::ReduceScatter: return "ReduceScatter";
-  case Collective::Broadcast: return "Broadcast";
-  case Collective::Reduce: return "Reduce";
-  case Collective::AllToAll: return "AlltoAll";
-  case Collective::Gather: return "Gather";
-  case Collective::Scatter: return "Scatter";
-  case Collective::Send: return "Send";
-  case Collective::Recv: return "Recv";
-  }
-  return "?";
+  if (std::optional<mscclc::Collective> f = floorCollective(c))
+    return collectiveInfo(*f).ncclName;
+  return c == Collective::Send ? "Send" : c == Collective::Recv ? "Recv" : "?";
 }
 
 std::optional<Collective> parseCollective(std::string_view name) {
   name = trim(name);
   if (name.size() > 4 && !strncasecmp(name.data(), "nccl", 4))
     name.remove_prefix(4);
-  for (const Named &n : kNames)
+  for (int i = 0; i < kNumStandardCollectives; ++i)
+    if (equalsNoCase(name, kCollectives[i].name))
+      return Collective(i);
+  for (const Named &n : kExtraNames)
     if (equalsNoCase(name, n.name))
       return n.collective;
   return std::nullopt;
 }
 
 std::optional<int> mscclcCollective(Collective c) {
-  // The values of mscclcCollective_t (mscclc.h).
-  switch (c) {
-  case Collective::AllReduce: return 0;
-  case Collective::AllGather: return 1;
-  case Collective::ReduceScatter: return 2;
-  case Collective::Broadcast: return 3;
-  case Collective::Reduce: return 4;
-  case Collective::AllToAll: return 5;
-  case Collective::Gather: return 6;
-  case Collective::Scatter: return 7;
-  case Collective::Send:
-  case Collective::Recv: return std::nullopt;
-  }
+  if (std::optional<mscclc::Collective> f = floorCollective(c))
+    return collectiveInfo(*f).mscclc;
   return std::nullopt;
 }
 

@@ -15,25 +15,28 @@
 
 #include "Errors.h"
 
+#include "mscclc/floor/Tables.h"
+
 #include <optional>
 #include <set>
 #include <string>
 
 namespace mscclc::nccl {
 
-enum class Collective {
-  AllReduce,
-  AllGather,
-  ReduceScatter,
-  Broadcast,
-  Reduce,
-  AllToAll,
-  Gather,
-  Scatter,
+/// The calls of the library: the floor's standard collectives, with their
+/// enumerators and values (mscclc/floor/Collectives.def), then the
+/// point-to-point Send and Recv.
+enum class Collective : int {
+#define MSCCLC_COLLECTIVE(Id, ...) Id,
+#define MSCCLC_PROGRAM_COLLECTIVE(...)
+#include "mscclc/floor/Collectives.def"
   Send,
   Recv,
 };
+static_assert(int(Collective::Send) == kNumStandardCollectives);
 
+/// The floor's collective of a call; none for Send and Recv.
+std::optional<mscclc::Collective> floorCollective(Collective c);
 /// "AllReduce", as in the NCCL function name after "nccl".
 const char *collectiveName(Collective c);
 /// Parses a name of MSCCLC_NCCL_FALLBACK's list (case-insensitive;

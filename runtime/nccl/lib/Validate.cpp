@@ -2,67 +2,59 @@
 
 #include "Validate.h"
 
+#include "mscclc/floor/Shape.h"
+
+#include <algorithm>
 #include <limits>
 
 namespace mscclc::nccl {
 
+// nccl.h's enums are ABI, written out there for C; they must agree with
+// the floor's tables (mscclc/floor/*.def) value for value.
+#define MSCCLC_DATA_TYPE(Id, name, ncclName, bytes, value, mscclc, multimem)   \
+  static_assert(nccl##Id == value, "nccl" #Id);
+#include "mscclc/floor/DataTypes.def"
+static_assert(ncclNumTypes == kNumDataTypes);
+// PreMulSum has no enumerator (NCCL makes those operators at run time), so
+// the built-in operators are listed here.
+static_assert(ncclSum == redOpInfo(RedOp::Sum).nccl);
+static_assert(ncclProd == redOpInfo(RedOp::Prod).nccl);
+static_assert(ncclMax == redOpInfo(RedOp::Max).nccl);
+static_assert(ncclMin == redOpInfo(RedOp::Min).nccl);
+static_assert(ncclAvg == redOpInfo(RedOp::Avg).nccl);
+static_assert(ncclNumOps == [] {
+  int n = 0;
+  for (const RedOpInfo &op : kRedOps)
+    n += op.nccl >= 0;
+  return n;
+}());
+
 size_t elementSize(int dtype) {
-  switch (dtype) {
-  case ncclInt8:
-  case ncclUint8:
-  case ncclFloat8e4m3:
-  case ncclFloat8e5m2: return 1;
-  case ncclFloat16:
-  case ncclBfloat16: return 2;
-  case ncclInt32:
-  case ncclUint32:
-  case ncclFloat32: return 4;
-  case ncclInt64:
-  case ncclUint64:
-  case ncclFloat64: return 8;
-  default: return 0;
-  }
+  std::optional<DataType> t = dataTypeOfNccl(dtype);
+  return t ? dataTypeSize(*t) : 0;
 }
 
 std::string dtypeName(int dtype) {
-  switch (dtype) {
-  case ncclInt8: return "int8";
-  case ncclUint8: return "uint8";
-  case ncclInt32: return "int32";
-  case ncclUint32: return "uint32";
-  case ncclInt64: return "int64";
-  case ncclUint64: return "uint64";
-  case ncclFloat16: return "float16";
-  case ncclFloat32: return "float32";
-  case ncclFloat64: return "float64";
-  case ncclBfloat16: return "bfloat16";
-  case ncclFloat8e4m3: return "float8e4m3";
-  case ncclFloat8e5m2: return "float8e5m2";
-  default: return fmt::format("dtype {}", dtype);
-  }
+  if (std::optional<DataType> t = dataTypeOfNccl(dtype))
+    return dataTypeInfo(*t).ncclName;
+  return fmt::format("dtype {}", dtype);
 }
 
 std::string redOpName(int op) {
-  switch (op) {
-  case ncclSum: return "sum";
-  case ncclProd: return "prod";
-  case ncclMax: return "max";
-  case ncclMin: return "min";
-  case ncclAvg: return "avg";
-  default:
-    return op >= ncclNumOps ? fmt::format("premulsum#{}", op)
-                           : fmt::format("op {}", op);
-  }
+  if (std::optional<RedOp> r = redOpOfNccl(op))
+    return mscclc::redOpName(*r);
+  return op >= ncclNumOps ? fmt::format("premulsum#{}", op)
+                          : fmt::format("op {}", op);
 }
 
 bool reduces(Collective c) {
-  return c == Collective::AllReduce || c == Collective::ReduceScatter ||
-         c == Collective::Reduce;
+  std::optional<mscclc::Collective> f = floorCollective(c);
+  return f && collectiveReduces(*f);
 }
 
 bool rooted(Collective c) {
-  return c == Collective::Broadcast || c == Collective::Reduce ||
-         c == Collective::Gather || c == Collective::Scatter;
+  std::optional<mscclc::Collective> f = floorCollective(c);
+  return f && collectiveRooted(*f);
 }
 
 namespace {
@@ -70,14 +62,11 @@ namespace {
 /// Elements of the larger buffer per `count`: the whole-communicator side
 /// of AllGather, ReduceScatter, AlltoAll, Gather and Scatter.
 size_t bufferScale(Collective c, int nranks) {
-  switch (c) {
-  case Collective::AllGather:
-  case Collective::ReduceScatter:
-  case Collective::AllToAll:
-  case Collective::Gather:
-  case Collective::Scatter: return size_t(nranks);
-  default: return 1;
-  }
+  std::optional<mscclc::Collective> f = floorCollective(c);
+  if (!f)
+    return 1;
+  return size_t(std::max(inputElements(*f, 1, nranks),
+                         outputElements(*f, 1, nranks)));
 }
 
 /// Which buffers this rank reads and writes (the others may be NULL, as in
@@ -85,15 +74,14 @@ size_t bufferScale(Collective c, int nranks) {
 /// buffer, ...).
 void buffersUsed(const CollectiveArgs &a, int rank, bool *send, bool *recv) {
   bool isRoot = rank == a.root;
-  switch (a.collective) {
-  case Collective::Broadcast: *send = isRoot; *recv = true; return;
-  case Collective::Reduce: *send = true; *recv = isRoot; return;
-  case Collective::Gather: *send = true; *recv = isRoot; return;
-  case Collective::Scatter: *send = isRoot; *recv = true; return;
-  case Collective::Send: *send = true; *recv = false; return;
-  case Collective::Recv: *send = false; *recv = true; return;
-  default: *send = true; *recv = true; return;
+  if (a.collective == Collective::Send || a.collective == Collective::Recv) {
+    *send = a.collective == Collective::Send;
+    *recv = a.collective == Collective::Recv;
+    return;
   }
+  mscclc::Collective c = *floorCollective(a.collective);
+  *send = !inputAtRootOnly(c) || isRoot;
+  *recv = !resultAtRootOnly(c) || isRoot;
 }
 
 } // namespace

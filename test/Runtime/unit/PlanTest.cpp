@@ -151,7 +151,7 @@ TEST(PlanTest, UserBufferChunksFollowNcclCounts) {
 TEST(PlanTest, InPlaceReduceScatterResultsSitAtTheRanksBlock) {
   Plan p;
   ASSERT_TRUE(parsePlan(planText(), &p).isOk());
-  p.collective = "reducescatter"; // over 2 ranks: 2 input chunks, 1 output
+  p.collective = mscclc::Collective::ReduceScatter; // over 2 ranks: 2 input chunks, 1 output
   p.chunks = 1;
   p.inputChunks = 2;
   p.outputChunks = 1;
@@ -159,7 +159,7 @@ TEST(PlanTest, InPlaceReduceScatterResultsSitAtTheRanksBlock) {
   p.inPlace = true;
   EXPECT_EQ(p.resultOffset(0, 7), 0u);
   EXPECT_EQ(p.resultOffset(1, 7), 7u); // NCCL's recvbuff = sendbuff + rank * count
-  p.collective = "allreduce";
+  p.collective = mscclc::Collective::AllReduce;
   EXPECT_EQ(p.resultOffset(1, 7), 0u);
 }
 

@@ -64,7 +64,7 @@ std::optional<Program> evaluateProgram(const ast::Module &module,
 void printProgram(const Program &program, llvm::raw_ostream &os);
 
 /// Names used in diagnostics and printed forms.
-llvm::StringRef stringifyCollective(CollectiveKind kind);
+llvm::StringRef stringifyCollective(Collective kind);
 llvm::StringRef stringifyOpKind(OpKind kind);
 
 } // namespace mscclc

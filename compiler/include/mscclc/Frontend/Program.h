@@ -11,6 +11,7 @@
 #define MSCCLC_FRONTEND_PROGRAM_H
 
 #include "mlir/IR/Location.h"
+#include "mscclc/floor/Tables.h"
 
 #include <cstdint>
 #include <map>
@@ -20,18 +21,6 @@
 #include <vector>
 
 namespace mscclc {
-
-enum class CollectiveKind {
-  AllReduce,
-  AllGather,
-  ReduceScatter,
-  Broadcast,
-  AllToAll,
-  Custom,
-  Reduce,
-  Gather,
-  Scatter
-};
 
 enum class ChannelKind { Memory, Port, Switch };
 enum class Protocol { None, LL, HB };
@@ -121,7 +110,7 @@ struct RankProgram {
 /// The whole evaluated algorithm.
 struct Program {
   std::string name;
-  CollectiveKind collective = CollectiveKind::AllReduce;
+  Collective collective = Collective::AllReduce; // mscclc/floor/Tables.h
   bool inPlace = false;
   int64_t root = 0;
   int64_t ranks = 0;

@@ -29,24 +29,17 @@ class ProgramOp;
 namespace mscclc {
 namespace sim {
 
-/// Element types the simulator computes in (each rounds like the GPU type).
-/// f8e4m3 and f8e5m2 are the OCP fp8 formats (NCCL's ncclFloat8e4m3 and
-/// ncclFloat8e5m2, CUDA's __nv_fp8_e4m3 and __nv_fp8_e5m2).
+/// Element types the simulator computes in (each rounds like the GPU type):
+/// the floor's data types (mscclc/floor/DataTypes.def), in its order and
+/// under its names. f8e4m3 and f8e5m2 are the OCP fp8 formats (NCCL's
+/// ncclFloat8e4m3 and ncclFloat8e5m2, CUDA's __nv_fp8_e4m3 and
+/// __nv_fp8_e5m2).
 enum class DataType {
-  f32,
-  f16,
-  bf16,
-  f64,
-  i8,
-  u8,
-  i32,
-  u32,
-  i64,
-  u64,
-  f8e4m3,
-  f8e5m2
+#define MSCCLC_DATA_TYPE(Id, name, ...) name,
+#include "mscclc/floor/DataTypes.def"
 };
-/// The run-time reduction operator.
+/// The run-time reduction operator: the floor's (mscclc/floor/RedOps.def)
+/// but premulsum, in its order (checked in Arith.cpp).
 enum class ReduceKind { sum, prod, min, max, avg };
 
 std::optional<DataType> parseDataType(llvm::StringRef name);

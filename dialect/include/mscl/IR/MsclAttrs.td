@@ -5,12 +5,15 @@
 
 include "mscl/IR/MsclBase.td"
 
+// The collectives of mscclc/floor/Collectives.def, one case per row with the
+// row's name and value (tblgen cannot read the C table: MsclDialect.cpp
+// checks the two agree with static_asserts).
 def Mscl_CollectiveKind : I32EnumAttr<"CollectiveKind", "collective", [
     I32EnumAttrCase<"allreduce", 0>, I32EnumAttrCase<"allgather", 1>,
     I32EnumAttrCase<"reducescatter", 2>, I32EnumAttrCase<"broadcast", 3>,
-    I32EnumAttrCase<"alltoall", 4>, I32EnumAttrCase<"custom", 5>,
-    I32EnumAttrCase<"reduce", 6>, I32EnumAttrCase<"gather", 7>,
-    I32EnumAttrCase<"scatter", 8>]> {
+    I32EnumAttrCase<"reduce", 4>, I32EnumAttrCase<"alltoall", 5>,
+    I32EnumAttrCase<"gather", 6>, I32EnumAttrCase<"scatter", 7>,
+    I32EnumAttrCase<"custom", 8>]> {
   let cppNamespace = "::mscl";
   let genSpecializedAttr = 0;
 }

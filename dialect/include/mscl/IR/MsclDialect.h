@@ -7,6 +7,8 @@
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/DialectImplementation.h"
 
+#include "mscclc/floor/Tables.h"
+
 #include "mscl/IR/MsclDialect.h.inc"
 #include "mscl/IR/MsclEnums.h.inc"
 
@@ -15,24 +17,30 @@
 
 namespace mscl {
 
+/// The floor's collective (mscclc/floor/Collectives.def): the ODS enum has
+/// its names and values (static_asserts in MsclDialect.cpp).
+inline mscclc::Collective toFloor(CollectiveKind kind) {
+  return static_cast<mscclc::Collective>(static_cast<int>(kind));
+}
+inline CollectiveKind fromFloor(mscclc::Collective c) {
+  return static_cast<CollectiveKind>(static_cast<int>(c));
+}
+
 /// Collectives that combine the ranks' inputs with the reduction operator.
 inline bool isReduction(CollectiveKind kind) {
-  return kind == CollectiveKind::allreduce ||
-         kind == CollectiveKind::reducescatter ||
-         kind == CollectiveKind::reduce;
+  return mscclc::collectiveReduces(toFloor(kind));
 }
 
 /// Collectives whose result is defined at the root only: NCCL ignores the
 /// other ranks' receive buffers (they may pass NULL), so a program must not
 /// write them.
 inline bool resultAtRootOnly(CollectiveKind kind) {
-  return kind == CollectiveKind::reduce || kind == CollectiveKind::gather;
+  return mscclc::resultAtRootOnly(toFloor(kind));
 }
 
 /// Collectives that take a `root`.
 inline bool hasRoot(CollectiveKind kind) {
-  return kind == CollectiveKind::broadcast || kind == CollectiveKind::reduce ||
-         kind == CollectiveKind::gather || kind == CollectiveKind::scatter;
+  return mscclc::collectiveRooted(toFloor(kind));
 }
 
 } // namespace mscl

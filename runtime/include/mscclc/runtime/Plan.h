@@ -13,6 +13,7 @@
 #ifndef MSCCLC_RUNTIME_PLAN_H
 #define MSCCLC_RUNTIME_PLAN_H
 
+#include "mscclc/floor/Shape.h"
 #include "mscclc/runtime/Limits.h"
 #include "mscclc/runtime/Status.h"
 
@@ -68,7 +69,7 @@ struct RankPlan {
 struct Plan {
   int abiVersion = 0;
   std::string name;
-  std::string collective;
+  Collective collective = Collective::AllReduce;
   int ranks = 0;
   int gpusPerNode = 0;
   int instances = 1;
@@ -103,19 +104,16 @@ struct Plan {
   /// reduce and gather: only the root's output holds the result (the
   /// kernels never touch the other ranks' outputs, nor may the runtime).
   bool resultAtRootOnly() const {
-    return collective == "reduce" || collective == "gather";
+    return mscclc::resultAtRootOnly(collective);
   }
   /// broadcast and scatter: only the root's input holds data.
-  bool inputAtRootOnly() const {
-    return collective == "broadcast" || collective == "scatter";
-  }
+  bool inputAtRootOnly() const { return mscclc::inputAtRootOnly(collective); }
   /// Where `rank`'s result starts in its output buffer, in elements: in
   /// place, reduce-scatter and scatter leave it at rank * count (NCCL's
   /// layout); 0 otherwise.
   uint64_t resultOffset(int rank, uint64_t count) const {
-    if (inPlace && (collective == "reducescatter" || collective == "scatter"))
-      return uint64_t(rank) * outputElems(count);
-    return 0;
+    return inPlace ? inPlaceOutputOffset(collective, outputElems(count), rank)
+                   : 0;
   }
   bool supportsDtype(const std::string &dtype) const;
   bool supportsRedop(const std::string &redop) const;

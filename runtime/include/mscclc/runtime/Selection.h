@@ -19,6 +19,7 @@
 #ifndef MSCCLC_RUNTIME_SELECTION_H
 #define MSCCLC_RUNTIME_SELECTION_H
 
+#include "mscclc/floor/Shape.h"
 #include "mscclc/runtime/Limits.h"
 #include "mscclc/runtime/Status.h"
 
@@ -30,28 +31,14 @@
 
 namespace mscclc::rt {
 
-/// The collectives of mscclcCollective_t, in its order.
-enum class Collective {
-  AllReduce = 0,
-  AllGather = 1,
-  ReduceScatter = 2,
-  Broadcast = 3,
-  Reduce = 4,
-  AllToAll = 5,
-  Gather = 6,
-  Scatter = 7,
-};
-constexpr int kNumCollectives = 8;
+/// The collectives of mscclcCollective_t: the floor's standard ones
+/// (mscclc/floor/Tables.h has their names, roots and operators,
+/// mscclc/floor/Shape.h their buffer sizes).
+using mscclc::Collective;
 
-/// The name plans and .mscl headers use ("allreduce", ...).
-const char *collectiveName(Collective c);
+/// A standard collective of a name ("allreduce", ...; not `custom`, which
+/// no selection table or C API call names).
 bool parseCollective(const std::string &name, Collective *out);
-/// Whether the collective applies the reduction operator.
-bool collectiveReduces(Collective c);
-bool collectiveRooted(Collective c);
-/// Elements of the send and receive buffers for NCCL's `count`.
-uint64_t sendElems(Collective c, int nranks, uint64_t count);
-uint64_t recvElems(Collective c, int nranks, uint64_t count);
 
 struct SelectionQuery {
   Collective collective = Collective::AllReduce;
