@@ -20,8 +20,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "AotBuild.h"
+#include "mscclc/floor/Tables.h"
+#include "mscclc/runtime/Limits.h"
 #include "mscclc/runtime/StdlibPrograms.h"
 
+#include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -32,11 +36,21 @@ using namespace mscclc::rt;
 
 namespace {
 
+constexpr const char *kUsage =
+    "usage: mscclc-aot --out DIR [--archs 80,90,100] [--ranks 2,4,8] "
+    "[--dtypes f32,f16,bf16] [--ops sum] [--roots 0|all] "
+    "[--node-shapes 2x8|none] [--jobs N] [--list]\n";
+
 int usage() {
-  fprintf(stderr,
-          "usage: mscclc-aot --out DIR [--archs 80,90,100] [--ranks 2,4,8] "
-          "[--dtypes f32,f16,bf16] [--ops sum] [--roots 0|all] "
-          "[--node-shapes 2x8|none] [--jobs N] [--list]\n");
+  fputs(kUsage, stderr);
+  return 2;
+}
+
+/// A bad option: one line naming it, its value and what it accepts.
+int badOption(const std::string &option, const std::string &value,
+              const std::string &accepted) {
+  fprintf(stderr, "mscclc-aot: %s '%s': %s\n", option.c_str(), value.c_str(),
+          accepted.c_str());
   return 2;
 }
 
@@ -55,14 +69,28 @@ std::vector<std::string> splitList(const std::string &text) {
   return items;
 }
 
-bool parseInts(const std::string &text, std::vector<int> *out) {
+/// One decimal integer in [lo, hi], all of `text`.
+bool parseInt(const std::string &text, long lo, long hi, int *out) {
+  if (text.empty() || !isdigit(static_cast<unsigned char>(text[0])))
+    return false;
+  errno = 0;
+  char *end = nullptr;
+  long v = strtol(text.c_str(), &end, 10);
+  if (errno || *end || v < lo || v > hi)
+    return false;
+  *out = int(v);
+  return true;
+}
+
+/// A non-empty list of integers in [lo, hi].
+bool parseInts(const std::string &text, long lo, long hi,
+               std::vector<int> *out) {
   out->clear();
   for (const std::string &s : splitList(text)) {
-    char *end = nullptr;
-    long v = strtol(s.c_str(), &end, 10);
-    if (*end || v <= 0)
+    int v = 0;
+    if (!parseInt(s, lo, hi, &v))
       return false;
-    out->push_back(int(v));
+    out->push_back(v);
   }
   return !out->empty();
 }
@@ -74,14 +102,32 @@ bool parseShapes(const std::string &text,
   for (const std::string &s : splitList(text)) {
     if (s == "none")
       continue;
+    size_t x = s.find('x');
     int nodes = 0, perNode = 0;
-    char tail = 0;
-    if (sscanf(s.c_str(), "%dx%d%c", &nodes, &perNode, &tail) != 2 ||
-        nodes < 2 || perNode < 1)
+    if (x == std::string::npos ||
+        !parseInt(s.substr(0, x), 2, mscclc::limits::kMaxRanks, &nodes) ||
+        !parseInt(s.substr(x + 1), 1, mscclc::limits::kMaxRanks, &perNode) ||
+        long(nodes) * perNode > mscclc::limits::kMaxRanks)
       return false;
     out->emplace_back(nodes, perNode);
   }
   return true;
+}
+
+/// "" where every item of `list` names a row of a floor table (`rows`,
+/// found by `lookup`), else what is accepted.
+template <class Rows, class Lookup>
+std::string unknownNames(const std::vector<std::string> &list,
+                         const Rows &rows, Lookup lookup) {
+  bool known = !list.empty();
+  for (const std::string &item : list)
+    known = known && lookup(item).has_value();
+  if (known)
+    return "";
+  std::string names;
+  for (const auto &row : rows)
+    names += (names.empty() ? "" : ", ") + std::string(row.name);
+  return "expected a list of " + names;
 }
 
 double secondsSince(std::chrono::steady_clock::time_point t) {
@@ -96,40 +142,68 @@ int main(int argc, char **argv) {
   std::string outDir;
   int jobs = 2;
   bool list = false;
+  const std::string maxRanks = std::to_string(mscclc::limits::kMaxRanks);
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--list") {
       list = true;
       continue;
     }
-    if (i + 1 >= argc)
+    if (a == "--help" || a == "-h") {
+      fputs(kUsage, stdout);
+      return 0;
+    }
+    bool known = a == "--out" || a == "--archs" || a == "--ranks" ||
+                 a == "--dtypes" || a == "--ops" || a == "--roots" ||
+                 a == "--node-shapes" || a == "--jobs";
+    if (!known) {
+      fprintf(stderr, "mscclc-aot: unknown option '%s'\n", a.c_str());
       return usage();
+    }
+    if (i + 1 >= argc) {
+      fprintf(stderr, "mscclc-aot: %s needs a value\n", a.c_str());
+      return usage();
+    }
     std::string v = argv[++i];
-    bool ok = true;
-    if (a == "--out")
+    std::string accepted;
+    if (a == "--out") {
       outDir = v;
-    else if (a == "--archs")
-      ok = parseInts(v, &config.archs);
-    else if (a == "--ranks")
-      ok = parseInts(v, &config.ranks);
-    else if (a == "--dtypes")
+      if (v.empty())
+        accepted = "expected a folder";
+    } else if (a == "--archs") {
+      if (!parseInts(v, 10, 999, &config.archs))
+        accepted = "expected a list of compute capabilities, e.g. 80,90,100";
+    } else if (a == "--ranks") {
+      if (!parseInts(v, 1, mscclc::limits::kMaxRanks, &config.ranks))
+        accepted = "expected a list of rank counts from 1 to " + maxRanks +
+                   ", e.g. 2,4,8";
+    } else if (a == "--dtypes") {
       config.dtypes = splitList(v);
-    else if (a == "--ops")
+      accepted = unknownNames(config.dtypes, mscclc::kDataTypes,
+                              mscclc::lookupDataType);
+    } else if (a == "--ops") {
       config.ops = splitList(v);
-    else if (a == "--roots") {
-      ok = v == "all" || v == "0";
+      accepted = unknownNames(config.ops, mscclc::kRedOps,
+                              mscclc::lookupRedOp);
+    } else if (a == "--roots") {
+      if (v != "all" && v != "0")
+        accepted = "expected 0 (root 0 only) or all";
       config.everyRoot = v == "all";
-    } else if (a == "--node-shapes")
-      ok = parseShapes(v, &config.nodeShapes);
-    else if (a == "--jobs")
-      jobs = atoi(v.c_str());
-    else
-      ok = false;
-    if (!ok)
-      return usage();
+    } else if (a == "--node-shapes") {
+      if (!parseShapes(v, &config.nodeShapes))
+        accepted = "expected none or a list of NODESxGPUS (2 or more nodes, "
+                   "at most " + maxRanks + " ranks), e.g. 2x8,4x8";
+    } else if (a == "--jobs") {
+      if (!parseInt(v, 1, 1024, &jobs))
+        accepted = "expected a number of compiler jobs from 1 to 1024";
+    }
+    if (!accepted.empty())
+      return badOption(a, v, accepted);
   }
-  if ((outDir.empty() && !list) || config.dtypes.empty() || config.ops.empty())
+  if (outDir.empty() && !list) {
+    fprintf(stderr, "mscclc-aot: --out DIR is required (or --list)\n");
     return usage();
+  }
   unsetenv("MSCCLC_SELECTION_TABLE");
   // The compiler's bundles, not those of a store (perhaps the one being
   // rebuilt, found beside this tool) written by an older compiler.
