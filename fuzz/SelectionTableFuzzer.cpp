@@ -39,7 +39,7 @@ const std::string &shipped(const char *name) {
 
 /// Queries over every collective at a few shapes and sizes.
 void askEverything(const SelectionTable &table) {
-  for (int c = 0; c < kNumCollectives; ++c)
+  for (int c = 0; c < mscclc::kNumStandardCollectives; ++c)
     for (int ranks : {1, 2, 8, 16})
       for (uint64_t count : {uint64_t(0), uint64_t(1), uint64_t(1) << 20}) {
         SelectionQuery q;
