@@ -195,36 +195,29 @@ constexpr int64_t kMaxInstances = 65535;
 constexpr int64_t kMaxScratchBuffers = 65536;
 constexpr int64_t kMaxChunks = int64_t(1) << 32;
 
+/// The names of a floor table's rows, in its order.
+template <class Rows> std::vector<std::string> namesOf(const Rows &rows) {
+  std::vector<std::string> names;
+  for (const auto &row : rows)
+    names.push_back(row.name);
+  return names;
+}
+
 /// The values of `collective` (docs/plan.md): the floor's collectives.
 const std::vector<std::string> &knownCollectives() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> v;
-    for (const CollectiveInfo &c : kCollectives)
-      v.push_back(c.name);
-    return v;
-  }();
+  static const std::vector<std::string> names = namesOf(kCollectives);
   return names;
 }
 
 /// The values of `redops` (MSCCLC_REDOP, with avg and premulsum).
 const std::vector<std::string> &knownRedops() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> v;
-    for (const RedOpInfo &op : kRedOps)
-      v.push_back(op.name);
-    return v;
-  }();
+  static const std::vector<std::string> names = namesOf(kRedOps);
   return names;
 }
 
 /// The values of `dtypes`.
 const std::vector<std::string> &knownDtypes() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> v;
-    for (const DataTypeInfo &t : kDataTypes)
-      v.push_back(t.name);
-    return v;
-  }();
+  static const std::vector<std::string> names = namesOf(kDataTypes);
   return names;
 }
 

@@ -38,6 +38,11 @@ struct Snapshot {
   /// The operation that last wrote each output chunk (null: none).
   std::vector<Operation *> writers;
   size_t at(int64_t r, int64_t j) const { return r * outChunks + j; }
+  /// Where chunk `at` misses its expression; null where it never does.
+  const Residues *missing(size_t at) const {
+    auto it = lastMissing.find(at);
+    return it == lastMissing.end() ? nullptr : &it->second;
+  }
 };
 
 /// Every data action of every thread block, in order, hashed.
@@ -202,12 +207,8 @@ private:
                           state.pool.str(want));
         // The counts at which the last element holds the same: comparable
         // while the chunk layout is the same.
-        auto missing = [](const Snapshot &s, size_t at) {
-          auto it = s.lastMissing.find(at);
-          return it == s.lastMissing.end() ? nullptr : &it->second;
-        };
-        const Residues *now = missing(after, after.at(r, j));
-        const Residues *then = missing(before, before.at(r, j));
+        const Residues *now = after.missing(after.at(r, j));
+        const Residues *then = before.missing(before.at(r, j));
         if (instances == 1 && (now && then ? *now != *then : now != then))
           return fail(r, j,
                       "has its last element computed at other counts than "

@@ -12,8 +12,28 @@
 #include <cstddef>
 #include <optional>
 #include <string_view>
+#include <type_traits>
 
 namespace mscclc {
+
+namespace floor_detail {
+/// The id of the first row of `table` whose `field` equals `value` (names
+/// compare as strings): every look-up below, by name or by enum value.
+template <class Row, size_t N, class Field, class Value>
+constexpr auto findRow(const Row (&table)[N], Field Row::*field, Value value)
+    -> std::optional<decltype(Row::id)> {
+  for (const Row &row : table) {
+    bool match = false;
+    if constexpr (std::is_same_v<Field, const char *>)
+      match = std::string_view(row.*field) == value;
+    else
+      match = row.*field == value;
+    if (match)
+      return row.id;
+  }
+  return std::nullopt;
+}
+} // namespace floor_detail
 
 //===----------------------------------------------------------------------===//
 // Collectives
@@ -97,10 +117,7 @@ constexpr bool isStandardCollective(Collective c) {
 }
 /// The collective of a name ("allreduce", ...; exact, `custom` included).
 constexpr std::optional<Collective> lookupCollective(std::string_view name) {
-  for (const CollectiveInfo &c : kCollectives)
-    if (name == c.name)
-      return c.id;
-  return std::nullopt;
+  return floor_detail::findRow(kCollectives, &CollectiveInfo::name, name);
 }
 
 //===----------------------------------------------------------------------===//
@@ -137,23 +154,14 @@ constexpr const char *dataTypeName(DataType t) { return dataTypeInfo(t).name; }
 constexpr size_t dataTypeSize(DataType t) { return dataTypeInfo(t).bytes; }
 /// The type of a name ("f32", ...).
 constexpr std::optional<DataType> lookupDataType(std::string_view name) {
-  for (const DataTypeInfo &t : kDataTypes)
-    if (name == t.name)
-      return t.id;
-  return std::nullopt;
+  return floor_detail::findRow(kDataTypes, &DataTypeInfo::name, name);
 }
 /// The type of an mscclcDataType_t or ncclDataType_t value.
 constexpr std::optional<DataType> dataTypeOfMscclc(int value) {
-  for (const DataTypeInfo &t : kDataTypes)
-    if (value == t.mscclc)
-      return t.id;
-  return std::nullopt;
+  return floor_detail::findRow(kDataTypes, &DataTypeInfo::mscclc, value);
 }
 constexpr std::optional<DataType> dataTypeOfNccl(int value) {
-  for (const DataTypeInfo &t : kDataTypes)
-    if (value == t.nccl)
-      return t.id;
-  return std::nullopt;
+  return floor_detail::findRow(kDataTypes, &DataTypeInfo::nccl, value);
 }
 
 //===----------------------------------------------------------------------===//
@@ -184,23 +192,17 @@ constexpr const RedOpInfo &redOpInfo(RedOp op) { return kRedOps[int(op)]; }
 constexpr const char *redOpName(RedOp op) { return redOpInfo(op).name; }
 /// The operator of a name ("sum", ...).
 constexpr std::optional<RedOp> lookupRedOp(std::string_view name) {
-  for (const RedOpInfo &op : kRedOps)
-    if (name == op.name)
-      return op.id;
-  return std::nullopt;
+  return floor_detail::findRow(kRedOps, &RedOpInfo::name, name);
 }
 /// The operator of an mscclcRedOp_t or a built-in ncclRedOp_t value.
 constexpr std::optional<RedOp> redOpOfMscclc(int value) {
-  for (const RedOpInfo &op : kRedOps)
-    if (value == op.mscclc)
-      return op.id;
-  return std::nullopt;
+  return floor_detail::findRow(kRedOps, &RedOpInfo::mscclc, value);
 }
 constexpr std::optional<RedOp> redOpOfNccl(int value) {
-  for (const RedOpInfo &op : kRedOps)
-    if (value >= 0 && value == op.nccl)
-      return op.id;
-  return std::nullopt;
+  // PreMulSum's row holds -1: no NCCL value names it.
+  if (value < 0)
+    return std::nullopt;
+  return floor_detail::findRow(kRedOps, &RedOpInfo::nccl, value);
 }
 
 //===----------------------------------------------------------------------===//
